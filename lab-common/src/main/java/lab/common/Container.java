@@ -1,0 +1,160 @@
+package lab.common;
+
+import java.nio.file.Files;
+import java.util.EnumSet;
+
+import jakarta.servlet.DispatcherType;
+
+import org.apache.catalina.Context;
+import org.apache.catalina.Wrapper;
+import org.apache.catalina.connector.Connector;
+import org.apache.catalina.startup.Tomcat;
+import org.apache.tomcat.util.descriptor.web.FilterDef;
+import org.apache.tomcat.util.descriptor.web.FilterMap;
+import org.eclipse.jetty.ee11.servlet.FilterHolder;
+import org.eclipse.jetty.ee11.servlet.ServletContextHandler;
+import org.eclipse.jetty.ee11.servlet.ServletHolder;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
+
+/**
+ * An embedded container whose request pool is pinned so that {@code --threads N} means the same
+ * on both: exactly N threads may run application code (lab-notes trap 4). Every other limit that
+ * could cap a run (accept queue, connections, keep-alive, async timeout) is set here on purpose
+ * and printed by {@link #describe}.
+ */
+public interface Container extends AutoCloseable {
+
+    int IDLE_TIMEOUT_MS = 30_000;
+
+    int port();
+
+    static Container start(LabConfig config, Endpoint endpoint, StatsFilter filter) throws Exception {
+        // The one switch to extend for a Reactor Netty container or a virtual-thread pool mode.
+        return switch (config.container()) {
+            case "jetty" -> Jetty.start(config, endpoint, filter);
+            case "tomcat" -> Tomcat11.start(config, endpoint, filter);
+            default -> throw new IllegalArgumentException("unknown container " + config.container());
+        };
+    }
+
+    /** What "N threads" is on this container, and the limits around it. */
+    static String describe(LabConfig config) {
+        int n = config.threads();
+        return switch (config.container()) {
+            case "jetty" -> "jetty QueuedThreadPool max=" + (n + 1) + " (" + n
+                    + " for application code + 1 selector that also accepts; 0 acceptors, 0 reserved)"
+                    + " acceptQueue=" + config.acceptQueue() + " maxConnections=unlimited idleTimeout=" + IDLE_TIMEOUT_MS + "ms";
+            case "tomcat" -> "tomcat maxThreads=" + n + " (exec threads run application code; acceptor and poller are outside the pool)"
+                    + " acceptCount=" + config.acceptQueue() + " maxConnections=unlimited maxKeepAliveRequests=unlimited"
+                    + " keepAliveTimeout=" + IDLE_TIMEOUT_MS + "ms";
+            default -> config.container();
+        };
+    }
+
+    /**
+     * Jetty leases its selector (and by default acceptors and reserved threads) from the same
+     * pool, and refuses to start when the pool is not larger than what it leases. So the pool is
+     * N + 1: one selector that also accepts (0 acceptors), no reserved threads, N left for us.
+     */
+    final class Jetty implements Container {
+        private final Server server;
+
+        private Jetty(Server server) {
+            this.server = server;
+        }
+
+        static Container start(LabConfig config, Endpoint endpoint, StatsFilter filter) throws Exception {
+            int poolSize = config.threads() + 1;
+            QueuedThreadPool pool = new QueuedThreadPool(poolSize, poolSize);
+            pool.setReservedThreads(0);
+            pool.setName("jetty");
+            Server server = new Server(pool);
+            ServerConnector connector = new ServerConnector(server, 0, 1);
+            connector.setHost(config.host());
+            connector.setPort(config.port());
+            connector.setAcceptQueueSize(config.acceptQueue());
+            connector.setIdleTimeout(IDLE_TIMEOUT_MS);
+            server.addConnector(connector);
+
+            ServletContextHandler context = new ServletContextHandler();
+            context.setContextPath("/");
+            ServletHolder servlet = new ServletHolder("app", endpoint.servlet());
+            servlet.setAsyncSupported(true);
+            context.addServlet(servlet, endpoint.mapping());
+            FilterHolder stats = new FilterHolder(filter);
+            stats.setAsyncSupported(true);
+            context.addFilter(stats, "/*", EnumSet.of(DispatcherType.REQUEST, DispatcherType.ASYNC));
+            server.setHandler(context);
+            server.start();
+            return new Jetty(server);
+        }
+
+        @Override
+        public int port() {
+            return ((ServerConnector) server.getConnectors()[0]).getLocalPort();
+        }
+
+        @Override
+        public void close() throws Exception {
+            server.stop();
+        }
+    }
+
+    /** Tomcat's acceptor and poller threads live outside its executor, so maxThreads=N is N. */
+    final class Tomcat11 implements Container {
+        private final Tomcat tomcat;
+        private final Connector connector;
+
+        private Tomcat11(Tomcat tomcat, Connector connector) {
+            this.tomcat = tomcat;
+            this.connector = connector;
+        }
+
+        static Container start(LabConfig config, Endpoint endpoint, StatsFilter filter) throws Exception {
+            Tomcat tomcat = new Tomcat();
+            tomcat.setBaseDir(Files.createTempDirectory("lab-tomcat").toString());
+            Connector connector = new Connector("HTTP/1.1");
+            connector.setPort(config.port());
+            connector.setProperty("address", config.host());
+            connector.setProperty("maxThreads", String.valueOf(config.threads()));
+            connector.setProperty("minSpareThreads", String.valueOf(config.threads()));
+            connector.setProperty("acceptCount", String.valueOf(config.acceptQueue()));
+            connector.setProperty("maxConnections", "-1");
+            connector.setProperty("maxKeepAliveRequests", "-1");
+            connector.setProperty("keepAliveTimeout", String.valueOf(IDLE_TIMEOUT_MS));
+            connector.setProperty("connectionTimeout", String.valueOf(IDLE_TIMEOUT_MS));
+            tomcat.setConnector(connector);
+
+            Context context = tomcat.addContext("", null);
+            Wrapper servlet = Tomcat.addServlet(context, "app", endpoint.servlet());
+            servlet.setAsyncSupported(true);
+            context.addServletMappingDecoded(endpoint.mapping(), "app");
+            FilterDef def = new FilterDef();
+            def.setFilterName("stats");
+            def.setFilter(filter);
+            def.setAsyncSupported("true");
+            context.addFilterDef(def);
+            FilterMap map = new FilterMap();
+            map.setFilterName("stats");
+            map.addURLPattern("/*");
+            map.setDispatcher(DispatcherType.REQUEST.name());
+            map.setDispatcher(DispatcherType.ASYNC.name());
+            context.addFilterMap(map);
+            tomcat.start();
+            return new Tomcat11(tomcat, connector);
+        }
+
+        @Override
+        public int port() {
+            return connector.getLocalPort();
+        }
+
+        @Override
+        public void close() throws Exception {
+            tomcat.stop();
+            tomcat.destroy();
+        }
+    }
+}

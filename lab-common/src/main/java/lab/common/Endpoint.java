@@ -1,0 +1,25 @@
+package lab.common;
+
+import jakarta.servlet.Servlet;
+
+/**
+ * What an app hands the container: one servlet and where it is mapped. Plain servlets take
+ * {@code /call} only (anything else is the container's 404); Spring's servlets take {@code /*}
+ * and route themselves.
+ */
+public record Endpoint(Servlet servlet, String mapping) {
+
+    public static Endpoint call(Servlet servlet) {
+        return new Endpoint(servlet, "/call");
+    }
+
+    public static Endpoint everything(Servlet servlet) {
+        return new Endpoint(servlet, "/*");
+    }
+
+    /** How each app builds its endpoint; tests call it with port 0 like {@code main} does. */
+    @FunctionalInterface
+    public interface Factory {
+        Endpoint create(LabConfig config, Remote remote) throws Exception;
+    }
+}

@@ -1,0 +1,98 @@
+package lab.common;
+
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * Starts one app: its container on the pinned pool, the admin endpoint beside it, the shared
+ * client. Each module's {@code main} is one call to {@link #main}; tests call {@link #start} with
+ * port 0 and close what it returns.
+ */
+public final class Launcher implements AutoCloseable {
+
+    private final LabConfig config;
+    private final Stats stats;
+    private final Remote remote;
+    private final Container container;
+    private final AdminServer admin;
+
+    private Launcher(LabConfig config, Stats stats, Remote remote, Container container, AdminServer admin) {
+        this.config = config;
+        this.stats = stats;
+        this.remote = remote;
+        this.container = container;
+        this.admin = admin;
+    }
+
+    /** Parses the flags (exit 2 with usage on bad input), starts, prints the effective configuration. */
+    public static void main(String[] args, List<String> apps, Endpoint.Factory factory) throws Exception {
+        // Lab-notes trap 9: on JDK 17 with 2 CPUs the common pool has parallelism 1, and
+        // CompletableFuture's async pool (where HttpClient.sendAsync completes) then starts a new
+        // thread per callback. Must be set before anything touches ForkJoinPool.
+        if (System.getProperty("java.util.concurrent.ForkJoinPool.common.parallelism") == null) {
+            System.setProperty("java.util.concurrent.ForkJoinPool.common.parallelism",
+                    String.valueOf(Math.max(2, Runtime.getRuntime().availableProcessors() - 1)));
+        }
+        if (Arrays.asList(args).contains("--help") || Arrays.asList(args).contains("-h")) {
+            System.out.println(LabConfig.USAGE + "\n       apps in this jar: " + String.join(", ", apps));
+            return;
+        }
+        LabConfig config;
+        try {
+            config = LabConfig.parse(args, apps);
+        } catch (IllegalArgumentException e) {
+            System.err.println("ERROR: " + e.getMessage());
+            System.err.println(LabConfig.USAGE + "\n       apps in this jar: " + String.join(", ", apps));
+            System.exit(2);
+            return;
+        }
+        Launcher lab = start(config, factory);
+        Runtime.getRuntime().addShutdownHook(new Thread(lab::close, "shutdown"));
+        System.out.println(lab.describe());
+    }
+
+    public static Launcher start(LabConfig config, Endpoint.Factory factory) throws Exception {
+        Stats stats = new Stats(config);
+        Remote remote = new Remote(config, stats);
+        Endpoint endpoint = factory.create(config, remote);
+        Container container = Container.start(config, endpoint, new StatsFilter(stats, config.asyncTimeoutMs()));
+        AdminServer admin = new AdminServer(config.host(), config.adminPort(), stats);
+        return new Launcher(config, stats, remote, container, admin);
+    }
+
+    public int port() {
+        return container.port();
+    }
+
+    public int adminPort() {
+        return admin.port();
+    }
+
+    public Stats stats() {
+        return stats;
+    }
+
+    /** The one line every log and result starts from. */
+    public String describe() {
+        return "lab: app=" + config.app() + " container=" + config.container() + " threads=" + config.threads()
+                + " [" + Container.describe(config) + " asyncTimeout=" + config.asyncTimeoutMs() + "ms]"
+                + " listen=http://" + config.host() + ":" + port() + "/call"
+                + " admin=http://" + config.host() + ":" + adminPort() + "/stats"
+                + " remote=" + config.remote()
+                + " [" + remote.describe() + "]"
+                + " commonPoolParallelism=" + java.util.concurrent.ForkJoinPool.getCommonPoolParallelism()
+                + " jdk=" + System.getProperty("java.version") + " (" + System.getProperty("java.vendor") + ", "
+                + System.getProperty("java.home") + ")";
+    }
+
+    @Override
+    public void close() {
+        try {
+            container.close();
+        } catch (Exception e) {
+            System.err.println("WARN: stopping the container: " + e);
+        }
+        admin.close();
+        remote.close();
+    }
+}

@@ -1,0 +1,215 @@
+package lab.common;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import lab.remote.RemoteSleep;
+
+/**
+ * The tests every app module runs, for each of its apps on both containers: it answers, it fails
+ * the right way, and — the point of the lab — its concurrency model shows as a relation with wide
+ * margins: with one container thread, 20 concurrent calls to a 300 ms remote take >= 5 s when the
+ * thread waits (20 x 300 ms one after another is 6 s) and well under 1.5 s when it does not.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+public abstract class AppContract {
+
+    /** The app ids this module serves. */
+    protected abstract List<String> apps();
+
+    protected abstract Endpoint.Factory factory();
+
+    /** True where the request thread waits for the remote (thread per request). */
+    protected abstract boolean blocking();
+
+    private RemoteSleep remote;
+    private ExecutorService clientPool;
+    private HttpClient http;
+
+    @BeforeAll
+    void startRemote() throws Exception {
+        remote = RemoteSleep.start("127.0.0.1", 0, 1000);
+        clientPool = Executors.newFixedThreadPool(4);
+        http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).executor(clientPool)
+                .connectTimeout(Duration.ofSeconds(5)).build();
+    }
+
+    @AfterAll
+    void stopRemote() throws Exception {
+        remote.close();
+        clientPool.shutdownNow();
+    }
+
+    Stream<Arguments> cells() {
+        return apps().stream().flatMap(app -> LabConfig.CONTAINERS.stream().map(c -> Arguments.of(app, c)));
+    }
+
+    private URI remoteUri() {
+        return URI.create("http://127.0.0.1:" + remote.port());
+    }
+
+    private Launcher start(LabConfig config) throws Exception {
+        return Launcher.start(config, factory());
+    }
+
+    private HttpResponse<String> get(Launcher lab, String query) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + lab.port() + "/call" + query))
+                .timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    @ParameterizedTest(name = "{0} on {1}")
+    @MethodSource("cells")
+    void answersGetAndPostWithTheRemotesBody(String app, String container) throws Exception {
+        try (Launcher lab = start(LabConfig.forTest(app, container, 1, remoteUri()))) {
+            HttpResponse<String> got = get(lab, "?ms=50");
+            assertEquals(200, got.statusCode(), got.body());
+            assertEquals("slept 50 ms\n", got.body());
+
+            byte[] upload = new byte[100_000];
+            HttpResponse<String> posted = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + lab.port() + "/call?ms=50"))
+                    .header("Content-Type", "application/octet-stream")
+                    .POST(HttpRequest.BodyPublishers.ofByteArray(upload)).build(), HttpResponse.BodyHandlers.ofString());
+            assertEquals(200, posted.statusCode(), posted.body());
+            assertEquals("slept 50 ms\nread 100000 bytes\n", posted.body());
+
+            assertEquals(404, http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + lab.port() + "/nothing")).build(),
+                    HttpResponse.BodyHandlers.discarding()).statusCode());
+            assertTrue(lab.stats().toJson().contains("\"errors\":0,"), lab.stats().toJson());
+        }
+    }
+
+    @ParameterizedTest(name = "{0} on {1}")
+    @MethodSource("cells")
+    void oneThreadShowsTheModel(String app, String container) throws Exception {
+        try (Launcher lab = start(LabConfig.forTest(app, container, 1, remoteUri()))) {
+            assertEquals(200, get(lab, "?ms=10").statusCode()); // warm the path up
+            adminPost(lab, "/stats/reset");
+
+            long start = System.nanoTime();
+            List<CompletableFuture<HttpResponse<String>>> calls = new ArrayList<>();
+            for (int i = 0; i < 20; i++) {
+                calls.add(http.sendAsync(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + lab.port() + "/call?ms=300"))
+                        .timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString()));
+            }
+            for (CompletableFuture<HttpResponse<String>> call : calls) {
+                HttpResponse<String> response = call.get(30, TimeUnit.SECONDS);
+                assertEquals(200, response.statusCode(), response.body());
+                assertEquals("slept 300 ms\n", response.body());
+            }
+            double seconds = (System.nanoTime() - start) / 1e9;
+
+            String stats = adminGet(lab, "/stats");
+            if (blocking()) {
+                assertTrue(seconds >= 5.0, app + " on " + container + " took " + seconds + " s: one thread cannot wait for 20 calls at once");
+                assertTrue(stats.contains("\"maxInFlight\":1,"), stats);
+            } else {
+                assertTrue(seconds < 1.5, app + " on " + container + " took " + seconds + " s: the one thread must not wait");
+                assertTrue(stats.contains("\"maxInFlight\":20,"), stats);
+            }
+            assertEquals(1, lab.stats().handlerThreads().size(), "handler threads: " + lab.stats().handlerThreads());
+            assertTrue(stats.contains("\"completed\":20,"), stats);
+        }
+    }
+
+    @ParameterizedTest(name = "{0} on {1}")
+    @MethodSource("cells")
+    void remoteDownIs502WithinTwoSeconds(String app, String container) throws Exception {
+        URI nobody = URI.create("http://127.0.0.1:" + closedPort());
+        try (Launcher lab = start(LabConfig.forTest(app, container, 1, nobody))) {
+            long start = System.nanoTime();
+            HttpResponse<String> response = get(lab, "");
+            assertEquals(502, response.statusCode(), response.body());
+            assertTrue((System.nanoTime() - start) / 1e9 < 2.0);
+            assertEquals(200, http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + lab.adminPort() + "/stats")).build(),
+                    HttpResponse.BodyHandlers.discarding()).statusCode());
+            assertTrue(lab.stats().toJson().contains("\"errors\":1,"), lab.stats().toJson());
+        }
+    }
+
+    @ParameterizedTest(name = "{0} on {1}")
+    @MethodSource("cells")
+    void remoteSlowerThanTheClientTimeoutIs504(String app, String container) throws Exception {
+        LabConfig config = LabConfig.forTest(app, container, 1, remoteUri()).withClientTimeoutMs(300);
+        try (Launcher lab = start(config)) {
+            long start = System.nanoTime();
+            HttpResponse<String> response = get(lab, "?ms=3000");
+            assertEquals(504, response.statusCode(), response.body());
+            assertTrue((System.nanoTime() - start) / 1e9 < 2.5, "the client timeout, not the remote, must end it");
+            assertEquals(200, get(lab, "?ms=10").statusCode(), "the server lives on");
+        }
+    }
+
+    @ParameterizedTest(name = "{0} on {1}")
+    @MethodSource("cells")
+    void badMsIs400AndTheServerLivesOn(String app, String container) throws Exception {
+        try (Launcher lab = start(LabConfig.forTest(app, container, 1, remoteUri()))) {
+            for (String bad : List.of("-1", "abc", "999999")) {
+                HttpResponse<String> response = get(lab, "?ms=" + bad);
+                assertEquals(400, response.statusCode(), "ms=" + bad + ": " + response.body());
+                assertTrue(response.body().contains("ms must"), response.body());
+            }
+            assertEquals(200, get(lab, "?ms=10").statusCode());
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {
+            "--container jetty --threads 0 --port 0 --admin-port 0 --remote http://127.0.0.1:9",
+            "--container undertow --threads 1 --port 0 --admin-port 0 --remote http://127.0.0.1:9",
+            "--container tomcat --threads 1 --admin-port 0 --remote http://127.0.0.1:9",
+            "--container tomcat --threads x --port 0 --admin-port 0 --remote http://127.0.0.1:9",
+            "--container tomcat --threads 1 --port 0 --admin-port 0 --remote ftp://nowhere",
+            "--container tomcat --threads 1 --port 0 --admin-port 0 --remote http://127.0.0.1:9 --bogus 1",
+            "--app no-such-app --container tomcat --threads 1 --port 0 --admin-port 0 --remote http://127.0.0.1:9"})
+    void badFlagsExit2WithUsage(String flags) throws Exception {
+        List<String> command = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"),
+                "-cp", System.getProperty("java.class.path"), "lab.app.App", "--app", apps().get(0)));
+        command.addAll(List.of(flags.split(" ")));
+        Process process = new ProcessBuilder(command).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        String stderr = new String(process.getErrorStream().readAllBytes());
+        assertTrue(process.waitFor(20, TimeUnit.SECONDS), "must exit");
+        assertEquals(2, process.exitValue(), stderr);
+        assertTrue(stderr.startsWith("ERROR: ") && stderr.contains("Usage: "), stderr);
+    }
+
+    private String adminGet(Launcher lab, String path) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + lab.adminPort() + path)).build(),
+                HttpResponse.BodyHandlers.ofString()).body();
+    }
+
+    private void adminPost(Launcher lab, String path) throws Exception {
+        http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + lab.adminPort() + path))
+                .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.discarding());
+    }
+
+    private static int closedPort() throws IOException {
+        try (ServerSocket socket = new ServerSocket(0)) {
+            return socket.getLocalPort();
+        }
+    }
+}

@@ -1,0 +1,109 @@
+package lab.remote;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class RemoteSleepTest {
+
+    private RemoteSleep remote;
+    private ExecutorService pool;
+    private HttpClient http;
+
+    @BeforeEach
+    void start() throws Exception {
+        remote = RemoteSleep.start("127.0.0.1", 0, 200);
+        pool = Executors.newFixedThreadPool(2);
+        http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).executor(pool)
+                .connectTimeout(Duration.ofSeconds(10)).build();
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        remote.close();
+        pool.shutdownNow();
+    }
+
+    private HttpResponse<String> get(String pathAndQuery) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + remote.port() + pathAndQuery)).build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
+    @Test
+    void answersAfterTheDefaultDelayOrTheAskedOne() throws Exception {
+        long start = System.nanoTime();
+        HttpResponse<String> response = get("/sleep");
+        double ms = (System.nanoTime() - start) / 1e6;
+        assertEquals(200, response.statusCode());
+        assertEquals("slept 200 ms\n", response.body());
+        assertTrue(ms >= 200 && ms < 2000, "took " + ms + " ms");
+        assertEquals("slept 0 ms\n", get("/sleep?ms=0").body());
+        assertTrue(get("/stats").body().contains("\"completed\":2"));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"-1", "abc", "999999", "60001", ""})
+    void badMsIs400WithAReasonAndTheServerLivesOn(String ms) throws Exception {
+        HttpResponse<String> response = get("/sleep?ms=" + ms);
+        assertEquals(400, response.statusCode());
+        assertTrue(response.body().startsWith("ms must"), response.body());
+        assertEquals(200, get("/sleep?ms=1").statusCode());
+    }
+
+    @Test
+    void unknownPathIs404() throws Exception {
+        assertEquals(404, get("/nope").statusCode());
+    }
+
+    /** No thread is held per waiting request: 2,000 at once finish together, not in batches. */
+    @Test
+    void holds2000ConcurrentRequestsOf500MsAndAnswersAllWithin3Seconds() throws Exception {
+        URI uri = URI.create("http://127.0.0.1:" + remote.port() + "/sleep?ms=500");
+        long start = System.nanoTime();
+        List<CompletableFuture<HttpResponse<String>>> calls = new ArrayList<>();
+        for (int i = 0; i < 2000; i++) {
+            calls.add(http.sendAsync(HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(20)).build(),
+                    HttpResponse.BodyHandlers.ofString()));
+        }
+        for (CompletableFuture<HttpResponse<String>> call : calls) {
+            assertEquals(200, call.get(20, TimeUnit.SECONDS).statusCode());
+        }
+        double seconds = (System.nanoTime() - start) / 1e9;
+        assertTrue(seconds < 3.0, "2,000 x 500 ms took " + seconds + " s");
+        String stats = get("/stats").body();
+        int maxInFlight = Integer.parseInt(stats.replaceAll(".*\"maxInFlight\":(\\d+).*\\s*", "$1"));
+        assertTrue(maxInFlight > 1000, "they must wait together: " + stats);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"--port x", "--delay-ms -5", "--bogus 1", "--port"})
+    void badFlagsExit2WithUsage(String flags) throws Exception {
+        List<String> command = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"),
+                "-cp", System.getProperty("java.class.path"), "lab.remote.RemoteSleep"));
+        command.addAll(List.of(flags.split(" ")));
+        Process process = new ProcessBuilder(command).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        String stderr = new String(process.getErrorStream().readAllBytes());
+        assertTrue(process.waitFor(20, TimeUnit.SECONDS));
+        assertEquals(2, process.exitValue(), stderr);
+        assertTrue(stderr.startsWith("ERROR: ") && stderr.contains("Usage: "), stderr);
+    }
+}

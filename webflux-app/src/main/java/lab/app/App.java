@@ -1,0 +1,57 @@
+package lab.app;
+
+import java.util.List;
+
+import org.springframework.context.annotation.AnnotationConfigApplicationContext;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.http.server.reactive.HttpHandler;
+import org.springframework.http.server.reactive.ServletHttpHandlerAdapter;
+import org.springframework.http.server.reactive.TomcatHttpHandlerAdapter;
+import org.springframework.web.reactive.config.EnableWebFlux;
+import org.springframework.web.server.adapter.WebHttpHandlerBuilder;
+
+import lab.common.Endpoint;
+import lab.common.LabConfig;
+import lab.common.Launcher;
+import lab.common.Remote;
+
+/**
+ * Spring WebFlux, non-blocking end to end: the controller returns a {@code Mono} from a
+ * WebClient call, and Spring's Servlet 3.1 adapter bridges it to the container with
+ * {@code startAsync()} and Read/WriteListeners. Its native runtime, Reactor Netty, is a container
+ * of its own and not part of this module yet.
+ *
+ * <pre>
+ * HOW TO RUN
+ *   java -jar remote-sleep/target/remote-sleep.jar --port 9000 &amp;
+ *   java -jar webflux-app/target/webflux-app.jar --container tomcat --threads 1 \
+ *        --port 8080 --admin-port 8081 --remote http://127.0.0.1:9000
+ *   wrk -t10 -c100 -d10s --timeout 30s http://127.0.0.1:8080/call
+ * EXPECT about the measured ceiling (~90 req/s for wrk -d10s) and handlerThreads = 1 name.
+ * </pre>
+ */
+public final class App {
+
+    static final List<String> APPS = List.of("webflux");
+
+    public static void main(String[] args) throws Exception {
+        Launcher.main(args, APPS, App::endpoint);
+    }
+
+    @Configuration
+    @EnableWebFlux
+    static class WebConfig {
+    }
+
+    static Endpoint endpoint(LabConfig config, Remote remote) {
+        AnnotationConfigApplicationContext context = new AnnotationConfigApplicationContext();
+        context.register(WebConfig.class, CallController.class);
+        context.registerBean(Remote.class, () -> remote);
+        context.refresh();
+        HttpHandler handler = WebHttpHandlerBuilder.applicationContext(context).build();
+        // Tomcat's adapter reads and writes Tomcat's buffers directly; both are the Servlet 3.1 path.
+        return Endpoint.everything(config.container().equals("tomcat")
+                ? new TomcatHttpHandlerAdapter(handler)
+                : new ServletHttpHandlerAdapter(handler));
+    }
+}
