@@ -111,17 +111,11 @@ public abstract class AppContract {
             adminPost(lab, "/stats/reset");
 
             long start = System.nanoTime();
-            List<CompletableFuture<HttpResponse<String>>> calls = new ArrayList<>();
-            for (int i = 0; i < 20; i++) {
-                calls.add(http.sendAsync(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + lab.port() + "/call?ms=300"))
-                        .timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString()));
-            }
-            for (CompletableFuture<HttpResponse<String>> call : calls) {
-                HttpResponse<String> response = call.get(30, TimeUnit.SECONDS);
-                assertEquals(200, response.statusCode(), response.body());
-                assertEquals("slept 300 ms\n", response.body());
-            }
+            concurrentCalls(lab, 20, 300);
             double seconds = (System.nanoTime() - start) / 1e9;
+            // A second round rides the kept-alive connections: where a container runs the next
+            // request on whichever thread finished the last one, a foreign thread shows up here.
+            concurrentCalls(lab, 10, 50);
 
             String stats = adminGet(lab, "/stats");
             if (blocking()) {
@@ -132,7 +126,20 @@ public abstract class AppContract {
                 assertTrue(stats.contains("\"maxInFlight\":20,"), stats);
             }
             assertEquals(1, lab.stats().handlerThreads().size(), "handler threads: " + lab.stats().handlerThreads());
-            assertTrue(stats.contains("\"completed\":20,"), stats);
+            assertTrue(stats.contains("\"completed\":30,"), stats);
+        }
+    }
+
+    private void concurrentCalls(Launcher lab, int count, int ms) throws Exception {
+        List<CompletableFuture<HttpResponse<String>>> calls = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            calls.add(http.sendAsync(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + lab.port() + "/call?ms=" + ms))
+                    .timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString()));
+        }
+        for (CompletableFuture<HttpResponse<String>> call : calls) {
+            HttpResponse<String> response = call.get(30, TimeUnit.SECONDS);
+            assertEquals(200, response.statusCode(), response.body());
+            assertEquals("slept " + ms + " ms\n", response.body());
         }
     }
 
