@@ -45,9 +45,9 @@ public interface Container extends AutoCloseable {
         return switch (config.container()) {
             case "jetty" -> "jetty QueuedThreadPool max=" + (n + 1) + " (" + n
                     + " for application code + 1 selector that also accepts; 0 acceptors, 0 reserved)"
-                    + " acceptQueue=" + config.acceptQueue() + " maxConnections=unlimited idleTimeout=" + IDLE_TIMEOUT_MS + "ms";
+                    + " jobQueue=unbounded acceptQueue=" + config.acceptQueue() + " maxConnections=unlimited idleTimeout=" + IDLE_TIMEOUT_MS + "ms";
             case "tomcat" -> "tomcat maxThreads=" + n + " (exec threads run application code; acceptor and poller are outside the pool)"
-                    + " acceptCount=" + config.acceptQueue() + " maxConnections=unlimited maxKeepAliveRequests=unlimited"
+                    + " maxQueueSize=unbounded acceptCount=" + config.acceptQueue() + " maxConnections=unlimited maxKeepAliveRequests=unlimited"
                     + " keepAliveTimeout=" + IDLE_TIMEOUT_MS + "ms";
             default -> config.container();
         };
@@ -117,14 +117,17 @@ public interface Container extends AutoCloseable {
             tomcat.setBaseDir(Files.createTempDirectory("lab-tomcat").toString());
             Connector connector = new Connector("HTTP/1.1");
             connector.setPort(config.port());
-            connector.setProperty("address", config.host());
-            connector.setProperty("maxThreads", String.valueOf(config.threads()));
-            connector.setProperty("minSpareThreads", String.valueOf(config.threads()));
-            connector.setProperty("acceptCount", String.valueOf(config.acceptQueue()));
-            connector.setProperty("maxConnections", "-1");
-            connector.setProperty("maxKeepAliveRequests", "-1");
-            connector.setProperty("keepAliveTimeout", String.valueOf(IDLE_TIMEOUT_MS));
-            connector.setProperty("connectionTimeout", String.valueOf(IDLE_TIMEOUT_MS));
+            set(connector, "address", config.host());
+            set(connector, "maxThreads", config.threads());
+            set(connector, "minSpareThreads", config.threads());
+            // Requests beyond the pool wait in the executor's queue, none are rejected: that queue
+            // is what a 1-thread sync row measures (Jetty's job queue is unbounded as well).
+            set(connector, "maxQueueSize", Integer.MAX_VALUE);
+            set(connector, "acceptCount", config.acceptQueue());
+            set(connector, "maxConnections", "-1");
+            set(connector, "maxKeepAliveRequests", "-1");
+            set(connector, "keepAliveTimeout", IDLE_TIMEOUT_MS);
+            set(connector, "connectionTimeout", IDLE_TIMEOUT_MS);
             tomcat.setConnector(connector);
 
             Context context = tomcat.addContext("", null);
@@ -144,6 +147,13 @@ public interface Container extends AutoCloseable {
             context.addFilterMap(map);
             tomcat.start();
             return new Tomcat11(tomcat, connector);
+        }
+
+        /** A limit that silently failed to apply would cap a run unseen, so fail instead. */
+        private static void set(Connector connector, String name, Object value) {
+            if (!connector.setProperty(name, String.valueOf(value))) {
+                throw new IllegalStateException("Tomcat connector did not take " + name + "=" + value);
+            }
         }
 
         @Override

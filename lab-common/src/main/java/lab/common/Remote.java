@@ -125,10 +125,16 @@ public final class Remote implements AutoCloseable {
 
     /** A one-line reason for an error body. */
     public static String reasonFor(Throwable failure) {
-        Throwable root = failure;
-        while (root.getCause() != null && root.getCause() != root) root = root.getCause();
+        // Name the I/O failure (ConnectException, HttpTimeoutException), not the wrappers around it.
+        Throwable shown = failure;
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t instanceof IOException) {
+                shown = t;
+                break;
+            }
+        }
         return (statusFor(failure) == 504 ? "remote did not answer in time: " : "remote failed: ")
-                + root.getClass().getSimpleName() + (root.getMessage() == null ? "" : " " + root.getMessage());
+                + shown.getClass().getSimpleName() + (shown.getMessage() == null ? "" : " " + shown.getMessage());
     }
 
     /** Printed at start: every client limit, so a result never inherits a hidden cap. */

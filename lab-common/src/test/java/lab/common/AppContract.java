@@ -9,6 +9,8 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -20,6 +22,7 @@ import java.util.stream.Stream;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -130,6 +133,19 @@ public abstract class AppContract {
         }
     }
 
+    /** The cap that wrecked the 2021 write-up, on purpose: 10 calls through 2 connections take 5 rounds. */
+    @ParameterizedTest(name = "{0} on {1}")
+    @MethodSource("cells")
+    void clientMaxConnectionsCapsTheRemoteCalls(String app, String container) throws Exception {
+        LabConfig capped = new LabConfig(app, container, 200, "127.0.0.1", 0, 0, remoteUri(), 10_000, 2_000, 2, 2, 8192);
+        try (Launcher lab = start(capped)) {
+            long start = System.nanoTime();
+            concurrentCalls(lab, 10, 300);
+            double seconds = (System.nanoTime() - start) / 1e9;
+            assertTrue(seconds >= 1.4, "10 x 300 ms through 2 connections took " + seconds + " s");
+        }
+    }
+
     private void concurrentCalls(Launcher lab, int count, int ms) throws Exception {
         List<CompletableFuture<HttpResponse<String>>> calls = new ArrayList<>();
         for (int i = 0; i < count; i++) {
@@ -202,6 +218,17 @@ public abstract class AppContract {
         assertTrue(process.waitFor(20, TimeUnit.SECONDS), "must exit");
         assertEquals(2, process.exitValue(), stderr);
         assertTrue(stderr.startsWith("ERROR: ") && stderr.contains("Usage: "), stderr);
+    }
+
+    /** Docs that drift are worse than none: the README's module table must name this module's apps. */
+    @Test
+    void readmeListsThisModuleAndItsApps() throws Exception {
+        Path moduleDir = Path.of("").toAbsolutePath();
+        String readme = Files.readString(moduleDir.resolveSibling("README.md"));
+        String module = moduleDir.getFileName().toString();
+        for (String app : apps()) {
+            assertTrue(readme.contains("| `" + module + "` | `" + app + "` |"), "README.md has no row for " + module + " / " + app);
+        }
     }
 
     private String adminGet(Launcher lab, String path) throws Exception {
