@@ -1,11 +1,13 @@
 package lab.common;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.util.EnumSet;
 
 import jakarta.servlet.DispatcherType;
 
 import org.apache.catalina.Context;
+import org.apache.catalina.LifecycleState;
 import org.apache.catalina.Wrapper;
 import org.apache.catalina.connector.Connector;
 import org.apache.catalina.startup.Tomcat;
@@ -146,7 +148,13 @@ public interface Container extends AutoCloseable {
             map.setDispatcher(DispatcherType.ASYNC.name());
             context.addFilterMap(map);
             tomcat.start();
-            return new Tomcat11(tomcat, connector);
+            Tomcat11 started = new Tomcat11(tomcat, connector);
+            if (connector.getState() != LifecycleState.STARTED || connector.getLocalPort() <= 0) {
+                // Tomcat logs a failed bind and carries on without its connector; we must not.
+                started.close();
+                throw new IOException("Tomcat could not listen on " + config.host() + ":" + config.port() + " (see its log above)");
+            }
+            return started;
         }
 
         /** A limit that silently failed to apply would cap a run unseen, so fail instead. */

@@ -46,7 +46,16 @@ public final class Launcher implements AutoCloseable {
             System.exit(2);
             return;
         }
-        Launcher lab = start(config, factory);
+        Launcher lab;
+        try {
+            lab = start(config, factory);
+        } catch (Exception e) {
+            // A port in use must end the process: the container's non-daemon threads would
+            // otherwise keep a half-started JVM alive.
+            System.err.println("ERROR: could not start " + config.app() + " on " + config.container() + ": " + e);
+            System.exit(1);
+            return;
+        }
         Runtime.getRuntime().addShutdownHook(new Thread(lab::close, "shutdown"));
         System.out.println(lab.describe());
     }

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -228,6 +229,24 @@ public abstract class AppContract {
         String module = moduleDir.getFileName().toString();
         for (String app : apps()) {
             assertTrue(readme.contains("| `" + module + "` | `" + app + "` |"), "README.md has no row for " + module + " / " + app);
+        }
+    }
+
+    /** A port in use ends the process with an error, instead of a half-started JVM that lingers. */
+    @ParameterizedTest
+    @ValueSource(strings = {"jetty", "tomcat"})
+    void portInUseExits1(String container) throws Exception {
+        try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            List<String> command = List.of(ProcessHandle.current().info().command().orElse("java"),
+                    "-cp", System.getProperty("java.class.path"), "lab.app.App", "--app", apps().get(0),
+                    "--container", container, "--threads", "1", "--port", String.valueOf(taken.getLocalPort()),
+                    "--admin-port", "0", "--remote", "http://127.0.0.1:9");
+            Process process = new ProcessBuilder(command).redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                    .redirectError(ProcessBuilder.Redirect.PIPE).start();
+            String stderr = new String(process.getErrorStream().readAllBytes());
+            assertTrue(process.waitFor(30, TimeUnit.SECONDS), "must exit");
+            assertEquals(1, process.exitValue(), stderr);
+            assertTrue(stderr.contains("ERROR: could not start"), stderr);
         }
     }
 
