@@ -43,13 +43,20 @@ import lab.remote.RemoteSleep;
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 public abstract class AppContract {
 
-    /** The app ids this module serves. */
-    protected abstract List<String> apps();
+    private final List<String> apps;
+    private final Endpoint.Factory factory;
+    private final boolean blocking;
 
-    protected abstract Endpoint.Factory factory();
-
-    /** True where the request thread waits for the remote (thread per request). */
-    protected abstract boolean blocking();
+    /**
+     * @param apps     the app ids this module serves
+     * @param factory  the module's {@code App::endpoint}
+     * @param blocking true where the request thread waits for the remote (thread per request)
+     */
+    protected AppContract(List<String> apps, Endpoint.Factory factory, boolean blocking) {
+        this.apps = apps;
+        this.factory = factory;
+        this.blocking = blocking;
+    }
 
     private RemoteSleep remote;
     private ExecutorService clientPool;
@@ -70,7 +77,7 @@ public abstract class AppContract {
     }
 
     Stream<Arguments> cells() {
-        return apps().stream().flatMap(app -> LabConfig.CONTAINERS.stream().map(c -> Arguments.of(app, c)));
+        return apps.stream().flatMap(app -> LabConfig.CONTAINERS.stream().map(c -> Arguments.of(app, c)));
     }
 
     private URI remoteUri() {
@@ -78,7 +85,7 @@ public abstract class AppContract {
     }
 
     private Launcher start(LabConfig config) throws Exception {
-        return Launcher.start(config, factory());
+        return Launcher.start(config, factory);
     }
 
     private HttpResponse<String> get(Launcher lab, String query) throws Exception {
@@ -122,7 +129,7 @@ public abstract class AppContract {
             concurrentCalls(lab, 10, 50);
 
             String stats = adminGet(lab, "/stats");
-            if (blocking()) {
+            if (blocking) {
                 assertTrue(seconds >= 5.0, app + " on " + container + " took " + seconds + " s: one thread cannot wait for 20 calls at once");
                 assertTrue(stats.contains("\"maxInFlight\":1,"), stats);
             } else {
@@ -211,13 +218,9 @@ public abstract class AppContract {
             "--container tomcat --threads 1 --port 0 --admin-port 0 --remote http://127.0.0.1:9 --bogus 1",
             "--app no-such-app --container tomcat --threads 1 --port 0 --admin-port 0 --remote http://127.0.0.1:9"})
     void badFlagsExit2WithUsage(String flags) throws Exception {
-        List<String> command = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"),
-                "-cp", System.getProperty("java.class.path"), "lab.app.App", "--app", apps().get(0)));
-        command.addAll(List.of(flags.split(" ")));
-        Process process = new ProcessBuilder(command).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
-        String stderr = new String(process.getErrorStream().readAllBytes());
-        assertTrue(process.waitFor(20, TimeUnit.SECONDS), "must exit");
-        assertEquals(2, process.exitValue(), stderr);
+        List<String> args = new ArrayList<>(List.of("--app", apps.get(0)));
+        args.addAll(List.of(flags.split(" ")));
+        String stderr = runMain(args, 2);
         assertTrue(stderr.startsWith("ERROR: ") && stderr.contains("Usage: "), stderr);
     }
 
@@ -227,7 +230,7 @@ public abstract class AppContract {
         Path moduleDir = Path.of("").toAbsolutePath();
         String readme = Files.readString(moduleDir.resolveSibling("README.md"));
         String module = moduleDir.getFileName().toString();
-        for (String app : apps()) {
+        for (String app : apps) {
             assertTrue(readme.contains("| `" + module + "` | `" + app + "` |"), "README.md has no row for " + module + " / " + app);
         }
     }
@@ -237,17 +240,22 @@ public abstract class AppContract {
     @ValueSource(strings = {"jetty", "tomcat"})
     void portInUseExits1(String container) throws Exception {
         try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            List<String> command = List.of(ProcessHandle.current().info().command().orElse("java"),
-                    "-cp", System.getProperty("java.class.path"), "lab.app.App", "--app", apps().get(0),
-                    "--container", container, "--threads", "1", "--port", String.valueOf(taken.getLocalPort()),
-                    "--admin-port", "0", "--remote", "http://127.0.0.1:9");
-            Process process = new ProcessBuilder(command).redirectOutput(ProcessBuilder.Redirect.DISCARD)
-                    .redirectError(ProcessBuilder.Redirect.PIPE).start();
-            String stderr = new String(process.getErrorStream().readAllBytes());
-            assertTrue(process.waitFor(30, TimeUnit.SECONDS), "must exit");
-            assertEquals(1, process.exitValue(), stderr);
+            String stderr = runMain(List.of("--app", apps.get(0), "--container", container, "--threads", "1",
+                    "--port", String.valueOf(taken.getLocalPort()), "--admin-port", "0", "--remote", "http://127.0.0.1:9"), 1);
             assertTrue(stderr.contains("ERROR: could not start"), stderr);
         }
+    }
+
+    /** Runs the module's {@code main} in a JVM of its own; asserts it exits with {@code code}; returns stderr. */
+    private static String runMain(List<String> args, int code) throws Exception {
+        List<String> command = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"),
+                "-cp", System.getProperty("java.class.path"), "lab.app.App"));
+        command.addAll(args);
+        Process process = new ProcessBuilder(command).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        String stderr = new String(process.getErrorStream().readAllBytes());
+        assertTrue(process.waitFor(30, TimeUnit.SECONDS), "must exit");
+        assertEquals(code, process.exitValue(), stderr);
+        return stderr;
     }
 
     private String adminGet(Launcher lab, String path) throws Exception {
