@@ -1,0 +1,50 @@
+# The lab's entry points. `make` (or `make help`) lists them; on a fresh Debian machine with a
+# JDK and Maven, `make bench` and `make test` are the whole set-up.
+.DEFAULT_GOAL := help
+SHELL := /bin/bash
+
+# bench.sh reads its settings from the environment; these pass through from make, eg,
+#   make bench THREADS="1 8 200" APPS=webflux DURATION=30s
+# (an empty or unset one keeps bench.sh's default; `./bench.sh --help` describes each).
+BENCH_VARS := APPS CONTAINERS THREADS WRK_THREADS CONNECTIONS DURATION SLEEP_MS WRK_TIMEOUT \
+              WARMUP REMOTE_PORT APP_PORT ADMIN_PORT RESULTS_DIR START_TIMEOUT JAVA_OPTS APP_ARGS
+export $(BENCH_VARS)
+
+# Maven runs with the JDK bench.sh uses: $JAVA_HOME, else the newest JDK >= 21 installed.
+MVN = JAVA_HOME="$$(bench/java-home.sh)" mvn -B -q -Dstyle.color=never
+
+# $(call need_tools,wrk curl): install the missing commands with apt (one `apt-get update`)
+# when running as root, else stop with the command to run. Package name = command name.
+need_tools = missing=""; for t in $(1); do command -v $$t >/dev/null || missing="$$missing $$t"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing$$missing with apt-get"; \
+	    apt-get update -qq && apt-get install -y -qq $$missing >/dev/null; \
+	  else \
+	    echo "ERROR: missing$$missing; install with: sudo apt-get install -y$$missing" >&2; exit 1; \
+	  fi; \
+	fi
+
+.PHONY: help bench compare test build clean
+
+help: ## list the targets (this text)
+	@echo "Usage: make <target> [VAR=value ...]"
+	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | awk -F'\t' '{ printf "  %-8s %s\n", $$1, $$2 }'
+	@echo "Bench variables (see ./bench.sh --help): $(BENCH_VARS)"
+
+bench: ## run the wrk matrix (default: the 48-cell reference experiment, ~10 min) into results/<UTC stamp>/
+	./bench.sh
+
+compare: ## compare two runs as a Markdown table: make compare A=results/<stamp> B=results/latest
+	@python3 bench/compare.py "$(A)" "$(B)"
+
+test: ## the Java tests, then the bench smoke test (installs wrk, curl, shellcheck with apt if missing)
+	@$(call need_tools,wrk curl shellcheck)
+	$(MVN) verify
+	bench/smoke-test.sh
+
+build: ## build every jar (mvn package, tests skipped: `make test` runs them)
+	$(MVN) package -DskipTests
+
+clean: ## remove build output (target/ directories); results/ is kept
+	$(MVN) clean

@@ -1,0 +1,481 @@
+#!/usr/bin/env python3
+"""Build results.json, results.md and results.csv of one bench run from its raw files.
+
+bench.sh leaves, per run directory:
+  meta.txt                         key=value: configuration and environment
+  calibration/w<T>-c<C>/           wrk straight at remote-sleep: cell.txt, wrk.json, wrk.txt
+  cells/<NN>-<app>-.../            cell.txt (key=value), wrk.json (bench/wrk-json.lua), stats.json
+                                   (the app's /stats when wrk ended), wrk.txt (wrk's own output)
+This script only reads those files, so it can rebuild the reports at any time, also after
+Ctrl-C. Python 3 standard library only.
+
+Usage: bench/report.py RUN_DIR [--summary CELL_DIR]
+  --summary  also print a one-line summary of that cell or calibration cell (for progress lines)
+"""
+import csv
+import io
+import re
+import json
+import os
+import sys
+from pathlib import Path
+
+
+def read_kv(path):
+    """key=value lines; a later line wins (bench.sh appends the status last)."""
+    kv = {}
+    if path.exists():
+        for line in path.read_text(errors="replace").splitlines():
+            key, sep, value = line.partition("=")
+            if sep:
+                kv[key.strip()] = value
+    return kv
+
+
+def read_json(path):
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def num(text, kind=float):
+    try:
+        return kind(text)
+    except (TypeError, ValueError):
+        return None
+
+
+def ms(us):
+    return None if us is None else round(us / 1000.0, 1)
+
+
+def wrk_fields(wrk, duration_s):
+    """The wrk.json numbers as cell fields (rates over wrk's measured duration, like wrk)."""
+    if not wrk:
+        return {}
+    lat = wrk["latency_us"]
+    secs = wrk["duration_us"] / 1e6 or duration_s
+    errors = wrk["errors"]
+    return {
+        "requests": wrk["requests"],
+        "rps": round(wrk["requests"] / secs, 2),
+        "latency_avg_ms": ms(lat["mean"]),
+        "p50_ms": ms(lat["p50"]),
+        "p90_ms": ms(lat["p90"]),
+        "p99_ms": ms(lat["p99"]),
+        "max_ms": ms(lat["max"]),
+        "timeouts": errors["timeout"],
+        "slow_2s": wrk.get("slow_2s"),
+        "slow_2s_how": wrk.get("slow_2s_how"),
+        "latency_corrected": wrk.get("latency_corrected"),
+        "errors": {k: errors[k] for k in ("connect", "read", "write", "status")},
+    }
+
+
+def cpu_fields(kv, duration_s):
+    """CPU use during the wrk run: % of the whole box, and cores used per process."""
+    def cores(key):
+        secs = num(kv.get(key))
+        return None if secs is None or not duration_s else round(secs / duration_s, 2)
+    return {
+        "cpu_box_pct": num(kv.get("cpu_box_pct")),
+        "cpu_app_cores": cores("cpu_app_s"),
+        "cpu_remote_cores": cores("cpu_remote_s"),
+        "cpu_wrk_cores": cores("cpu_wrk_s"),
+    }
+
+
+def calibration_record(d):
+    kv = read_kv(d / "cell.txt")
+    duration_s = num(kv.get("duration_s"), int)
+    conns = num(kv.get("connections"), int)
+    sleep_s = num(kv.get("sleep_ms"), int) / 1000.0
+    rec = {
+        "wrk_threads": num(kv.get("wrk_threads"), int),
+        "connections": conns,
+        "duration_s": duration_s,
+        "bound_rps": round(conns / sleep_s, 2),
+    }
+    rec.update(wrk_fields(read_json(d / "wrk.json"), duration_s))
+    rec.update(cpu_fields(kv, duration_s))
+    rec["status"] = kv.get("status", "running")
+    rec["dir"] = str(d.relative_to(d.parent.parent))
+    return rec
+
+
+def cell_record(d, ceilings):
+    kv = read_kv(d / "cell.txt")
+    threads = num(kv.get("threads"), int)
+    conns = num(kv.get("connections"), int)
+    wt = num(kv.get("wrk_threads"), int)
+    duration_s = num(kv.get("duration_s"), int)
+    sleep_s = num(kv.get("sleep_ms"), int) / 1000.0
+    # Little's law: throughput = requests in flight / time each spends. A thread-per-request
+    # app holds at most `threads` in flight; everything else at most one per connection.
+    in_flight = min(conns, threads) if kv.get("thread_per_request") == "1" else conns
+    rec = {
+        "index": num(kv.get("index"), int),
+        "app": kv.get("app"),
+        "container": kv.get("container"),
+        "threads": threads,
+        "wrk_threads": wt,
+        "connections": conns,
+        "duration_s": duration_s,
+        "sleep_ms": num(kv.get("sleep_ms"), int),
+        "thread_per_request": kv.get("thread_per_request") == "1",
+        "requests": None,
+        "rps": None,
+        "bound_rps": round(in_flight / sleep_s, 2),
+        "ceiling_rps": ceilings.get((wt, conns)),
+        "pct_of_ceiling": None,
+    }
+    rec.update(wrk_fields(read_json(d / "wrk.json"), duration_s))
+    if rec["rps"] is not None and rec["ceiling_rps"]:
+        rec["pct_of_ceiling"] = round(100.0 * rec["rps"] / rec["ceiling_rps"], 1)
+    stats = read_json(d / "stats.json") or {}
+    rec.update({
+        "unfinished": stats.get("inFlight"),
+        "max_in_flight": stats.get("maxInFlight"),
+        "app_completed": stats.get("completed"),
+        "app_errors": stats.get("errors"),
+        "handler_threads": len(stats["handlerThreads"]) if "handlerThreads" in stats else None,
+        "handler_thread_names": stats.get("handlerThreads"),
+        "client_threads": len(stats["clientThreads"]) if "clientThreads" in stats else None,
+        "live_threads": stats.get("liveThreads"),
+        "peak_threads": stats.get("peakThreads"),
+    })
+    rec.update(cpu_fields(kv, duration_s))
+    rec.update({
+        "app_start": kv.get("app_start"),
+        "prep_s": num(kv.get("prep_s")),
+        "cell_wall_s": num(kv.get("cell_wall_s")),
+        "lab_line": kv.get("lab_line") or None,
+        "wrk_command": kv.get("wrk_command"),
+        "wrk_output": str((d / "wrk.txt").relative_to(d.parent.parent)),
+        "app_log": kv.get("app_log"),
+        "status": kv.get("status", "running"),
+    })
+    return rec
+
+
+def load_run(run_dir):
+    meta_kv = read_kv(run_dir / "meta.txt")
+    calibration = [calibration_record(d) for d in sorted((run_dir / "calibration").glob("*/"))]
+    ceilings = {(c["wrk_threads"], c["connections"]): c.get("rps")
+                for c in calibration if c["status"] == "ok"}
+    cells = [cell_record(d, ceilings) for d in sorted((run_dir / "cells").glob("*/"))]
+    cells = [c for c in cells if c["status"] != "running"]   # the cell in progress, if any
+    meta = dict(meta_kv)
+    for key in ("duration_s", "sleep_ms", "wrk_timeout_s", "warmup_s", "cells_planned",
+                "wall_s", "measured_s", "calibration_s"):
+        if key in meta:
+            meta[key] = num(meta[key], int)
+    for key in ("apps", "containers", "threads", "wrk_threads", "connections"):
+        if key in meta:
+            meta[key] = meta[key].split()
+    for key in ("threads", "wrk_threads", "connections"):
+        if key in meta:
+            meta[key] = [int(v) for v in meta[key]]
+    meta["calibration"] = calibration
+    meta["run_dir"] = run_dir.resolve().name
+    return {"meta": meta, "cells": cells}
+
+
+# ---------------------------------------------------------------- formatting
+
+def f_rps(x):
+    return "—" if x is None else f"{x:.1f}"
+
+
+def f_pct(x):
+    return "—" if x is None else f"{x:.1f} %"
+
+
+def f_lat(x):
+    """Milliseconds as text: 1.004 s keeps the few ms an app adds to a 1 s call visible."""
+    if x is None:
+        return "—"
+    if x >= 10000:
+        return f"{x / 1000:.1f} s"
+    if x >= 1000:
+        return f"{x / 1000:.3f} s"
+    return f"{x:.1f} ms" if x < 10 else f"{x:.0f} ms"
+
+
+def f_int(x):
+    return "—" if x is None else str(x)
+
+
+def f_cores(x):
+    return "—" if x is None else f"{x:.2f}"
+
+
+def per_connection(c):
+    """Responses per wrk connection: closed-loop rounds, the unit the ceiling is quantised in."""
+    if c.get("requests") is None or not c.get("connections"):
+        return "—"
+    return f"{c['requests'] / c['connections']:.2f}"
+
+
+def error_total(c):
+    errs = c.get("errors")
+    return None if errs is None else sum(errs.values())
+
+
+def summary_line(rec):
+    """One line for bench.sh's progress output."""
+    if rec["status"] != "ok":
+        return rec["status"]
+    if "ceiling_rps" not in rec:      # a calibration cell
+        pct = 100.0 * rec["rps"] / rec["bound_rps"] if rec["bound_rps"] else 0
+        return (f"{f_rps(rec['rps'])} req/s ({pct:.1f} % of the {rec['bound_rps']:g} req/s bound), "
+                f"p99 {f_lat(rec['p99_ms'])}, box CPU {rec['cpu_box_pct']} %")
+    of = f"{f_pct(rec['pct_of_ceiling'])} of ceiling"
+    if rec["ceiling_rps"] and rec["bound_rps"] < rec["ceiling_rps"]:   # a pool smaller than the load
+        of += f", {100 * rec['rps'] / rec['bound_rps']:.0f} % of its {rec['bound_rps']:g} req/s bound"
+    parts = [f"{f_rps(rec['rps'])} req/s ({of}) p99 {f_lat(rec['p99_ms'])}"]
+    if rec.get("slow_2s"):
+        parts.append(f"{rec['slow_2s']} > 2 s")
+    if error_total(rec):
+        parts.append(f"{error_total(rec)} errors")
+    if rec.get("unfinished"):
+        parts.append(f"{rec['unfinished']} unfinished")
+    parts.append(f"handler threads {f_int(rec.get('handler_threads'))}")
+    parts.append(f"CPU {rec.get('cpu_box_pct')} %")
+    return ", ".join(parts)
+
+
+def markdown(run):
+    meta, cells = run["meta"], run["cells"]
+    out = io.StringIO()
+    w = out.write
+    calibration = meta["calibration"]
+    apps = meta.get("apps") or sorted({c["app"] for c in cells})
+    containers = meta.get("containers") or sorted({c["container"] for c in cells})
+    sleep_ms = meta.get("sleep_ms") or 0
+    duration_s = meta.get("duration_s") or 0
+    planned = meta.get("cells_planned")
+
+    w(f"# Benchmark results: {meta.get('date', '?')}\n\n")
+    done = f"{len(cells)} of {planned} cells" if planned and planned != len(cells) else f"{len(cells)} cells"
+    if planned and len(cells) < planned:
+        done += " (**run incomplete**: interrupted or still running)"
+    w(f"{done}: each is one `wrk -d{duration_s}s` run against an app's `GET /call`, which calls "
+      f"remote-sleep's `/sleep` ({sleep_ms} ms) and returns its body. Run directory "
+      f"`{meta.get('run_dir')}`; raw wrk output in `cells/*/wrk.txt`, server logs in `logs/`.\n\n")
+
+    w("## Configuration and environment\n\n| | |\n|---|---|\n")
+    rows = [
+        ("apps", " ".join(apps)),
+        ("containers", " ".join(containers)),
+        ("pool sizes (threads that may run app code)", " ".join(map(str, meta.get("threads", [])))),
+        ("wrk threads × connections", ", ".join(f"-t{t} -c{c}" for c in meta.get("connections", [])
+                                                 for t in meta.get("wrk_threads", []))),
+        ("duration / warm-up / wrk --timeout",
+         f"{duration_s} s / {meta.get('warmup_s')} s (fresh apps only, unrecorded) / {meta.get('wrk_timeout_s')} s"),
+        ("remote sleep", f"{sleep_ms} ms"),
+        ("extra JVM flags / app flags", f"`{meta.get('java_opts') or '-'}` / `{meta.get('app_args') or '-'}`"),
+        ("app class-data archive (start-up time only)", meta.get("app_cds", "?")),
+        ("date (UTC)", meta.get("date", "?")),
+        ("JDK", meta.get("jdk", "?")),
+        ("Jetty / Tomcat / Spring Framework",
+         f"{meta.get('jetty', '?')} / {meta.get('tomcat', '?')} / {meta.get('spring', '?')}"),
+        ("wrk", meta.get("wrk", "?")),
+        ("CPU", meta.get("cpu", "?")),
+        ("OS", meta.get("os", "?")),
+        ("ulimit -n / net.core.somaxconn", f"{meta.get('nofile', '?')} / {meta.get('somaxconn', '?')}"),
+        ("source", meta.get("git", "?")),
+    ]
+    if meta.get("wall_s") is not None and meta.get("measured_s"):
+        rows.append(("run time", f"{meta['wall_s']} s wall for {meta['measured_s']} s measured in cells "
+                                 f"(+ {meta.get('calibration_s')} s calibration): "
+                                 f"{meta['wall_s'] / meta['measured_s']:.2f}×"))
+    for k, v in rows:
+        w(f"| {k} | {v} |\n")
+    # The apps' startup lines, with the app id and pool size blanked so equal ones merge.
+    lab_lines = {}
+    for c in cells:
+        line = c.get("lab_line")
+        if line:
+            line = re.sub(r"\bapp=\S+", "app=<app>", line)
+            line = re.sub(r"\bthreads=\d+", "threads=<N>", line)
+            line = re.sub(r"QueuedThreadPool max=\d+ \(\d+ for", "QueuedThreadPool max=<N+1> (<N> for", line)
+            line = re.sub(r"maxThreads=\d+", "maxThreads=<N>", line)
+            apps_seen = lab_lines.setdefault(line, [])
+            if c["app"] not in apps_seen:
+                apps_seen.append(c["app"])
+    if lab_lines:
+        w("\nThe apps' effective configuration as they printed it at start (client limits, what the "
+          "pool counts, accept queue):\n\n```\n")
+        for line, line_apps in lab_lines.items():
+            w(f"# {', '.join(line_apps)}\n{line}\n")
+        w("```\n")
+
+    # How to read this: with this run's own numbers.
+    w("\n## How to read this\n\n")
+    conns = meta.get("connections") or [100]
+    c0 = conns[0]
+    sleep_s = sleep_ms / 1000.0 if sleep_ms else 1.0
+    cals = [c for c in calibration if c.get("rps")]
+    per_conn = int(duration_s // sleep_s) if sleep_s else 0
+    w(f"- **bound** (Little's law): throughput = requests in flight / time each spends. With {c0} "
+      f"connections each waiting {sleep_ms} ms, at most {c0 / sleep_s:g} req/s. A thread-per-request "
+      f"app (sync-servlet, sync-mvc) holds at most one request per pool thread, so its bound is "
+      f"min(connections, threads) / sleep: {min(c0, 1) / sleep_s:g} req/s with 1 thread.\n")
+    if cals:
+        measured = ", ".join(
+            f"{c['rps']:.1f} req/s for -t{c['wrk_threads']} -c{c['connections']} "
+            f"({100 * c['rps'] / c['bound_rps']:.0f} % of its bound, "
+            f"{c['requests'] / c['connections']:.2f} responses per connection)" for c in cals)
+        w(f"- **ceiling**: the same wrk command straight at remote-sleep measured {measured}. wrk "
+          f"is a closed loop: each connection sends its next request only after the previous "
+          f"answer, so in {duration_s} s a connection completes at most {per_conn} responses of "
+          f"{sleep_ms} ms; the last request is usually still in flight when wrk stops, and the first "
+          f"one pays for connecting. No server can beat that here, so **% of ceiling** is the column "
+          f"to compare; ≥ 97 % means the model is not what limits the cell. One caveat: when the "
+          f"duration is a whole number of sleeps, whether a connection's last response arrives "
+          f"before wrk stops can hinge on a few milliseconds, and an app adds a few per request "
+          f"(compare its p50 with the calibration's). A cell can then lose up to one response per "
+          f"connection against its ceiling (up to {100 / per_conn if per_conn else 0:.0f} %): see "
+          f"*resp./conn.* in the full table.\n")
+    w(f"- **latency columns** are wrk's, measured from when wrk *sent* each request. A server that "
+      f"stalls is sent fewer requests, so its latencies look better than what users would see "
+      f"(coordinated omission; an open-loop, constant-rate run is the honest complement). wrk 4 "
+      f"partly corrects for it: a response slower than twice the mean time between a connection's "
+      f"requests adds synthetic samples to the histogram, so p50/p90/p99 include them. wrk's "
+      f"--timeout was {meta.get('wrk_timeout_s')} s, longer than a run, so no response was left "
+      f"out of the latency figures (wrk's default 2 s would drop every slower response from them "
+      f"and count it as a timeout). **> 2 s** counts the responses slower than 2 s, net of wrk's "
+      f"synthetic samples: that is what the reference write-up's \"timeouts\" column counted.\n")
+    w("- **unfinished**: the app's requests in flight when wrk stopped (wrk counts them nowhere). "
+      "**handler thr.**: distinct threads that ran application code during the cell, the proof "
+      "of the pool size. **peak thr.**: the app JVM's peak live threads.\n")
+    w("- **CPU**: box = % of all cores busy during the cell; app / wrk = cores each used. wrk, the "
+      "app and remote-sleep share this machine, so a box near 100 % means the load generator and "
+      "the servers compete for CPU: then a short cell says more about the box than the model.\n")
+
+    # The comparison tables: one per pool size x wrk setting, apps as rows, containers side by side.
+    w("\n## Results\n")
+    by_key = {(c["app"], c["container"], c["threads"], c["wrk_threads"], c["connections"]): c for c in cells}
+    groups = []
+    for c in cells:
+        g = (c["threads"], c["wrk_threads"], c["connections"])
+        if g not in groups:
+            groups.append(g)
+    groups.sort(key=lambda g: (g[0], g[2], g[1]))
+    for threads, wt, cn in groups:
+        cal = next((c for c in calibration if c["wrk_threads"] == wt and c["connections"] == cn), None)
+        ceiling = f"{cal['rps']:.1f} req/s" if cal and cal.get("rps") else "not measured"
+        w(f"\n### {threads} thread{'s' if threads != 1 else ''} · wrk -t{wt} -c{cn}\n\n")
+        w(f"Ceiling (wrk straight at remote-sleep): {ceiling}. Bound: {cn / sleep_s:g} req/s, "
+          f"thread-per-request apps {min(cn, threads) / sleep_s:g} req/s.\n\n")
+        head = "| app |" + "".join(f" {ct} req/s | % of ceiling | p99 | > 2 s | errors |" for ct in containers)
+        w(head + "\n|---|" + "---:|" * (5 * len(containers)) + "\n")
+        notes = []
+        for app in apps:
+            row = f"| {app} |"
+            for ct in containers:
+                c = by_key.get((app, ct, threads, wt, cn))
+                if c is None:
+                    row += " |" * 5
+                elif c["status"] != "ok":
+                    row += " FAILED | | | | |"
+                    notes.append(f"{app} on {ct}: {c['status']}")
+                else:
+                    row += (f" {f_rps(c['rps'])} | {f_pct(c['pct_of_ceiling'])} | {f_lat(c['p99_ms'])} |"
+                            f" {f_int(c['slow_2s'])} | {f_int(error_total(c))} |")
+            w(row + "\n")
+        for n in notes:
+            w(f"\n- {n}")
+        if notes:
+            w("\n")
+
+    w("\n## All cells\n\n")
+    w("| # | app | container | threads | wrk -t | -c | requests | req/s | bound | ceiling | % ceil. "
+      "| resp./conn. | avg | p50 | p90 | p99 | max | timeouts | > 2 s | errors c/r/w/s | unfinished | handler thr. "
+      "| client thr. | peak thr. | CPU box | CPU app | CPU wrk | app | status |\n")
+    w("|---:|---|---|" + "---:|" * 23 + "---|---|\n")
+    for c in sorted(cells, key=lambda c: c["index"] or 0):
+        e = c.get("errors")
+        errs = "/".join(str(e[k]) for k in ("connect", "read", "write", "status")) if e else "—"
+        w(f"| {c['index']} | {c['app']} | {c['container']} | {c['threads']} | {c['wrk_threads']} | "
+          f"{c['connections']} | {f_int(c['requests'])} | {f_rps(c['rps'])} | {c['bound_rps']:g} | "
+          f"{f_rps(c['ceiling_rps'])} | {f_pct(c['pct_of_ceiling'])} | {per_connection(c)} | "
+          f"{f_lat(c.get('latency_avg_ms'))} | "
+          f"{f_lat(c.get('p50_ms'))} | {f_lat(c.get('p90_ms'))} | {f_lat(c.get('p99_ms'))} | "
+          f"{f_lat(c.get('max_ms'))} | {f_int(c.get('timeouts'))} | {f_int(c.get('slow_2s'))} | {errs} | "
+          f"{f_int(c.get('unfinished'))} | {f_int(c.get('handler_threads'))} | "
+          f"{f_int(c.get('client_threads'))} | {f_int(c.get('peak_threads'))} | "
+          f"{'—' if c.get('cpu_box_pct') is None else str(c['cpu_box_pct']) + ' %'} | "
+          f"{f_cores(c.get('cpu_app_cores'))} | {f_cores(c.get('cpu_wrk_cores'))} | "
+          f"{c.get('app_start') or '—'} | {c['status']} |\n")
+
+    w("\n## Calibration (wrk straight at remote-sleep)\n\n")
+    w("| wrk | requests | req/s | bound | % of bound | resp./conn. | p50 | p99 | max | CPU box | CPU remote "
+      "| CPU wrk | status |\n")
+    w("|---|" + "---:|" * 11 + "---|\n")
+    for c in calibration:
+        pct = f_pct(100 * c["rps"] / c["bound_rps"]) if c.get("rps") is not None else "—"
+        w(f"| -t{c['wrk_threads']} -c{c['connections']} | {f_int(c.get('requests'))} | {f_rps(c.get('rps'))} | "
+          f"{c['bound_rps']:g} | {pct} | {per_connection(c)} | {f_lat(c.get('p50_ms'))} | {f_lat(c.get('p99_ms'))} | "
+          f"{f_lat(c.get('max_ms'))} | {c.get('cpu_box_pct')} % | {f_cores(c.get('cpu_remote_cores'))} | "
+          f"{f_cores(c.get('cpu_wrk_cores'))} | {c['status']} |\n")
+    return out.getvalue()
+
+
+CSV_FIELDS = [
+    "index", "app", "container", "threads", "wrk_threads", "connections", "duration_s", "sleep_ms",
+    "requests", "rps", "bound_rps", "ceiling_rps", "pct_of_ceiling", "latency_avg_ms", "p50_ms",
+    "p90_ms", "p99_ms", "max_ms", "timeouts", "slow_2s", "errors_connect", "errors_read",
+    "errors_write", "errors_status", "unfinished", "max_in_flight", "handler_threads",
+    "client_threads", "peak_threads", "cpu_box_pct", "cpu_app_cores", "cpu_remote_cores",
+    "cpu_wrk_cores", "app_start", "status",
+]
+
+
+def csv_text(run):
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=CSV_FIELDS, extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    for c in run["cells"]:
+        row = dict(c)
+        for k, v in (c.get("errors") or {}).items():
+            row[f"errors_{k}"] = v
+        writer.writerow(row)
+    return out.getvalue()
+
+
+def write_atomically(path, text):
+    """Write then rename, so a reader (or a Ctrl-C) never sees half a file."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def main(argv):
+    if len(argv) not in (2, 4) or (len(argv) == 4 and argv[2] != "--summary") or argv[1] in ("-h", "--help"):
+        print("Usage: bench/report.py RUN_DIR [--summary CELL_DIR]", file=sys.stderr)
+        return 2
+    run_dir = Path(argv[1])
+    if not (run_dir / "meta.txt").exists():
+        print(f"ERROR: {run_dir} is not a bench run directory (no meta.txt)", file=sys.stderr)
+        return 2
+    run = load_run(run_dir)
+    write_atomically(run_dir / "results.json", json.dumps(run, indent=2) + "\n")
+    write_atomically(run_dir / "results.csv", csv_text(run))
+    write_atomically(run_dir / "results.md", markdown(run))
+    if len(argv) == 4:
+        d = Path(argv[3])
+        if d.parent.name == "calibration":
+            rec = calibration_record(d)
+        else:
+            ceilings = {(c["wrk_threads"], c["connections"]): c.get("rps")
+                        for c in run["meta"]["calibration"] if c["status"] == "ok"}
+            rec = cell_record(d, ceilings)
+        print(summary_line(rec))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

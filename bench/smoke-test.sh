@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+#
+# smoke-test.sh - the bench harness end to end on a tiny matrix (run by `make test`, ~1 min).
+#
+# Checks that bad settings exit 2 and start nothing; runs async-servlet and sync-servlet on both
+# containers with 1 thread, 10 connections, 2 s cells and a 200 ms remote; then checks the files,
+# the JSON fields, the model (async >= 50 % of the ceiling, sync <= 2x its Little's-law bound,
+# 1 handler thread), `make compare`, and shellcheck when it is installed.
+# Prints "N passed, M failed" last and exits 1 when anything failed.
+#
+# USAGE: bench/smoke-test.sh        (ports 19100-19102 by default; override with REMOTE_PORT etc.)
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+# Ports of their own, so the smoke test does not collide with a bench running on the defaults.
+export REMOTE_PORT=${REMOTE_PORT:-19100} APP_PORT=${APP_PORT:-19101} ADMIN_PORT=${ADMIN_PORT:-19102}
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/bench-smoke.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+
+PASSED=0 FAILED=0
+# check DESCRIPTION COMMAND...: run the command, count and print the outcome.
+check() {
+    local what=$1
+    shift
+    if "$@" >"$TMP/check.out" 2>&1; then
+        PASSED=$((PASSED + 1))
+        echo "ok   - $what"
+    else
+        FAILED=$((FAILED + 1))
+        echo "FAIL - $what"
+        sed 's/^/       /' "$TMP/check.out" | tail -n 15
+    fi
+}
+
+nothing_listens() {
+    local port
+    for port in "$REMOTE_PORT" "$APP_PORT" "$ADMIN_PORT"; do
+        if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+            echo "port $port answers"
+            return 1
+        fi
+    done
+}
+
+# bad_setting 'VAR=value ...': bench.sh must print ERROR + usage, exit 2, create no run and
+# leave every port free.
+bad_setting() {
+    local out="$TMP/bad" rc=0
+    rm -rf "$out"
+    env "$@" RESULTS_DIR="$out" ./bench.sh >"$TMP/bad.stdout" 2>"$TMP/bad.stderr" || rc=$?
+    cat "$TMP/bad.stderr"
+    [[ $rc == 2 ]] || { echo "exit code $rc, expected 2"; return 1; }
+    grep -q '^ERROR: ' "$TMP/bad.stderr" || { echo "no ERROR line on stderr"; return 1; }
+    grep -q '^Usage: ' "$TMP/bad.stderr" || { echo "no usage on stderr"; return 1; }
+    [[ ! -e "$out" ]] || { echo "it created $out"; return 1; }
+    nothing_listens
+}
+
+echo "== bad settings exit 2 before starting anything"
+check "unknown app" bad_setting APPS=no-such-app
+check "THREADS=0" bad_setting THREADS=0
+check "WRK_THREADS > CONNECTIONS" bad_setting WRK_THREADS=20 CONNECTIONS=10
+check "DURATION=abc" bad_setting DURATION=abc
+check "unknown container" bad_setting CONTAINERS=netty
+check "--help prints the usage and exits 0" bash -c './bench.sh --help | grep -q "^Usage: "'
+
+echo "== a tiny matrix (4 cells + 1 calibration, about 40 s)"
+export APPS="async-servlet sync-servlet" CONTAINERS="jetty tomcat" THREADS=1 WRK_THREADS=10 \
+    CONNECTIONS=10 DURATION=2s SLEEP_MS=200 WARMUP=1s RESULTS_DIR="$TMP/results"
+check "bench.sh runs the tiny matrix" ./bench.sh
+grep -E '^(\[|== done|   ceiling)' "$TMP/check.out" | sed 's/^/       /'   # its progress lines
+RUN="$TMP/results/latest"
+unset APPS CONTAINERS THREADS WRK_THREADS CONNECTIONS DURATION SLEEP_MS WARMUP RESULTS_DIR
+
+files_exist() {
+    local f
+    for f in results.json results.md results.csv meta.txt logs/remote-sleep.log; do
+        [[ -s "$RUN/$f" ]] || { echo "missing $RUN/$f"; return 1; }
+    done
+    (($(find "$RUN/cells" -name wrk.txt -size +0 | wc -l) == 4)) || { echo "want 4 cells/*/wrk.txt"; return 1; }
+    (($(find "$RUN/logs" -name '*.log' | wc -l) >= 5)) || { echo "want remote-sleep + 4 app logs"; return 1; }
+}
+check "results.json, .md, .csv, raw wrk output and server logs exist" files_exist
+
+# check_json 'python expression over cells' MESSAGE: true for every cell it selects.
+check_json() {
+    python3 - "$RUN/results.json" "$1" <<'EOF'
+import json, sys
+run = json.load(open(sys.argv[1]))
+cells = run["cells"]
+bad = [c for c in cells if not eval(sys.argv[2], {"c": c})]
+for c in bad:
+    print("not true for", {k: c.get(k) for k in ("app", "container", "rps", "bound_rps", "ceiling_rps",
+          "pct_of_ceiling", "handler_threads", "status")})
+sys.exit(1 if bad or not cells else 0)
+EOF
+}
+FIELDS="app container threads wrk_threads connections duration_s requests rps bound_rps ceiling_rps
+ pct_of_ceiling latency_avg_ms p50_ms p90_ms p99_ms max_ms timeouts slow_2s errors unfinished
+ handler_threads peak_threads status"
+check "results.json has meta and 4 cells" python3 -c "
+import json, sys; r = json.load(open('$RUN/results.json'))
+assert isinstance(r['meta'], dict) and len(r['cells']) == 4, r.keys()"
+check "every cell has the issue's fields" check_json \
+    "all(k in c for k in '''$FIELDS'''.split()) and all(k in c['errors'] for k in ('connect', 'read', 'write', 'status'))"
+check "every cell's status is ok" check_json "c['status'] == 'ok'"
+check "async cells reach >= 50 % of the ceiling" check_json \
+    "c['app'] != 'async-servlet' or (c['pct_of_ceiling'] or 0) >= 50"
+check "sync cells stay <= 2x their bound (1 thread / 200 ms = 5 req/s)" check_json \
+    "c['app'] != 'sync-servlet' or (c['rps'] is not None and c['rps'] <= 2 * c['bound_rps'])"
+check "1 thread: 1 handler thread ran the app code" check_json "c['handler_threads'] == 1"
+check "results.md has a table per pool size x wrk setting" grep -q '^### 1 thread · wrk -t10 -c10' "$RUN/results.md"
+
+echo "== make compare"
+check "make compare A=run B=run prints a table with every cell" bash -c "
+    make -s compare A='$RUN' B='$RUN/results.json' >'$TMP/compare.md' && cat '$TMP/compare.md' &&
+    grep -q '^| app | container |' '$TMP/compare.md' && (( \$(grep -c '^| [a-z]*-servlet |' '$TMP/compare.md') == 4 ))"
+check "make compare without B exits 2 with the usage" bash -c "
+    rc=0; make -s compare A='$RUN' 2>'$TMP/c.err' || rc=\$?; cat '$TMP/c.err';
+    [[ \$rc != 0 ]] && grep -q 'Usage: make compare' '$TMP/c.err'"
+check "make compare on a missing run exits 2" bash -c "
+    rc=0; python3 bench/compare.py '$TMP/nope' '$RUN' || rc=\$?; [[ \$rc == 2 ]]"
+
+if command -v shellcheck >/dev/null; then
+    check "shellcheck bench.sh bench/*.sh" shellcheck bench.sh bench/*.sh
+else
+    echo "(shellcheck not installed: skipped; make test installs it)"
+fi
+
+echo "$PASSED passed, $FAILED failed"
+((FAILED == 0))
