@@ -204,12 +204,13 @@ wait_ready() {
     return 1
 }
 
-# Wait (at most $2 seconds) until the server behind stats URL $1 has nothing in flight.
+# Wait (at most $2 seconds) until the server behind stats URL $1 has nothing in flight and
+# nothing queued for a pool thread (remote-sleep reports no queue).
 wait_drained() {
-    local url=$1 deadline=$(($(now_us) + $2 * 1000000)) n
+    local url=$1 deadline=$(($(now_us) + $2 * 1000000)) stats
     while (($(now_us) < deadline)); do
-        n=$(json_int "$(http "$url" 2>/dev/null)" inFlight)
-        [[ "$n" == 0 ]] && return 0
+        stats=$(http "$url" 2>/dev/null) || stats=""
+        [[ "$(json_int "$stats" inFlight)" == 0 && "$(json_int "$stats" queued)" =~ ^0?$ ]] && return 0
         sleep 0.05
     done
     return 1

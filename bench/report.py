@@ -135,7 +135,9 @@ def cell_record(d, ceilings):
         rec["pct_of_ceiling"] = round(100.0 * rec["rps"] / rec["ceiling_rps"], 1)
     stats = read_json(d / "stats.json") or {}
     rec.update({
-        "unfinished": stats.get("inFlight"),
+        # In application code (inFlight) or still waiting for a pool thread (queued, e.g. behind
+        # a 1-thread sync app): either way wrk never saw an answer.
+        "unfinished": (stats["inFlight"] + stats.get("queued", 0)) if "inFlight" in stats else None,
         "max_in_flight": stats.get("maxInFlight"),
         "app_completed": stats.get("completed"),
         "app_errors": stats.get("errors"),
@@ -348,7 +350,8 @@ def markdown(run):
       f"out of the latency figures (wrk's default 2 s would drop every slower response from them "
       f"and count it as a timeout). **> 2 s** counts the responses slower than 2 s, net of wrk's "
       f"synthetic samples: that is what the reference write-up's \"timeouts\" column counted.\n")
-    w("- **unfinished**: the app's requests in flight when wrk stopped (wrk counts them nowhere). "
+    w("- **unfinished**: the app's requests in flight or queued for a pool thread when wrk stopped "
+      "(wrk counts them nowhere). "
       "**handler thr.**: distinct threads that ran application code during the cell, the proof "
       "of the pool size. **peak thr.**: the app JVM's peak live threads.\n")
     w("- **CPU**: box = % of all cores busy during the cell; app / wrk = cores each used. wrk, the "

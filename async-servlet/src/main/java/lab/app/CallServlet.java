@@ -51,8 +51,9 @@ public final class CallServlet extends HttpServlet {
                 } else {
                     Replies.send(response, Remote.statusFor(failure), Remote.reasonFor(failure));
                 }
-            } catch (IOException e) {
-                // The client went away; nothing left to tell it.
+            } catch (IOException | IllegalStateException e) {
+                // The client went away, or the container already ended the request (async
+                // timeout): nothing left to tell anyone.
             } finally {
                 async.complete();
             }

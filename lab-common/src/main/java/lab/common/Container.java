@@ -2,17 +2,22 @@ package lab.common;
 
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Comparator;
+import java.util.concurrent.Executor;
+import java.util.stream.Stream;
 import java.util.EnumSet;
 
 import jakarta.servlet.DispatcherType;
 
-import org.apache.catalina.Context;
 import org.apache.catalina.LifecycleState;
 import org.apache.catalina.Wrapper;
 import org.apache.catalina.connector.Connector;
+import org.apache.catalina.core.StandardContext;
 import org.apache.catalina.startup.Tomcat;
 import org.apache.tomcat.util.descriptor.web.FilterDef;
 import org.apache.tomcat.util.descriptor.web.FilterMap;
+import org.apache.tomcat.util.threads.ThreadPoolExecutor;
 import org.eclipse.jetty.ee11.servlet.FilterHolder;
 import org.eclipse.jetty.ee11.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee11.servlet.ServletHolder;
@@ -31,6 +36,9 @@ public interface Container extends AutoCloseable {
     int IDLE_TIMEOUT_MS = 30_000;
 
     int port();
+
+    /** Requests waiting in the container's queue for a pool thread (not yet in application code). */
+    int queued();
 
     static Container start(LabConfig config, Endpoint endpoint, StatsFilter filter) throws Exception {
         // The one switch to extend for a Reactor Netty container or a virtual-thread pool mode.
@@ -62,9 +70,11 @@ public interface Container extends AutoCloseable {
      */
     final class Jetty implements Container {
         private final Server server;
+        private final QueuedThreadPool pool;
 
-        private Jetty(Server server) {
+        private Jetty(Server server, QueuedThreadPool pool) {
             this.server = server;
+            this.pool = pool;
         }
 
         static Container start(LabConfig config, Endpoint endpoint, StatsFilter filter) throws Exception {
@@ -90,12 +100,17 @@ public interface Container extends AutoCloseable {
             context.addFilter(stats, "/*", EnumSet.of(DispatcherType.REQUEST, DispatcherType.ASYNC));
             server.setHandler(context);
             server.start();
-            return new Jetty(server);
+            return new Jetty(server, pool);
         }
 
         @Override
         public int port() {
             return ((ServerConnector) server.getConnectors()[0]).getLocalPort();
+        }
+
+        @Override
+        public int queued() {
+            return pool.getQueueSize();
         }
 
         @Override
@@ -108,15 +123,22 @@ public interface Container extends AutoCloseable {
     final class Tomcat11 implements Container {
         private final Tomcat tomcat;
         private final Connector connector;
+        private final Path baseDir;
 
-        private Tomcat11(Tomcat tomcat, Connector connector) {
+        private Tomcat11(Tomcat tomcat, Connector connector, Path baseDir) {
             this.tomcat = tomcat;
             this.connector = connector;
+            this.baseDir = baseDir;
         }
 
         static Container start(LabConfig config, Endpoint endpoint, StatsFilter filter) throws Exception {
             Tomcat tomcat = new Tomcat();
-            tomcat.setBaseDir(Files.createTempDirectory("lab-tomcat").toString());
+            // Tomcat needs a work directory. One per fixed port is reused, so a process killed
+            // with -9 (as the bench does) leaves nothing new behind; tests (port 0) get a fresh one.
+            Path baseDir = config.port() > 0
+                    ? Files.createDirectories(Path.of(System.getProperty("java.io.tmpdir"), "lab-tomcat-" + config.port()))
+                    : Files.createTempDirectory("lab-tomcat");
+            tomcat.setBaseDir(baseDir.toString());
             Connector connector = new Connector("HTTP/1.1");
             connector.setPort(config.port());
             set(connector, "address", config.host());
@@ -132,8 +154,12 @@ public interface Container extends AutoCloseable {
             set(connector, "connectionTimeout", IDLE_TIMEOUT_MS);
             tomcat.setConnector(connector);
 
-            Context context = tomcat.addContext("", null);
+            StandardContext context = (StandardContext) tomcat.addContext("", null);
+            // Start the servlet (Spring's context refresh) now, not lazily on the first measured
+            // request and its pinned thread, and fail the start if it fails (Jetty does both).
+            context.setFailCtxIfServletStartFails(true);
             Wrapper servlet = Tomcat.addServlet(context, "app", endpoint.servlet());
+            servlet.setLoadOnStartup(1);
             servlet.setAsyncSupported(true);
             context.addServletMappingDecoded(endpoint.mapping(), "app");
             FilterDef def = new FilterDef();
@@ -148,7 +174,11 @@ public interface Container extends AutoCloseable {
             map.setDispatcher(DispatcherType.ASYNC.name());
             context.addFilterMap(map);
             tomcat.start();
-            Tomcat11 started = new Tomcat11(tomcat, connector);
+            Tomcat11 started = new Tomcat11(tomcat, connector, baseDir);
+            if (context.getState() != LifecycleState.STARTED) {
+                started.close();
+                throw new IllegalStateException("Tomcat could not start the app's servlet (see its log above)");
+            }
             if (connector.getState() != LifecycleState.STARTED || connector.getLocalPort() <= 0) {
                 // Tomcat logs a failed bind and carries on without its connector; we must not.
                 started.close();
@@ -170,9 +200,18 @@ public interface Container extends AutoCloseable {
         }
 
         @Override
+        public int queued() {
+            Executor executor = connector.getProtocolHandler().getExecutor();
+            return executor instanceof ThreadPoolExecutor pool ? pool.getQueue().size() : 0;
+        }
+
+        @Override
         public void close() throws Exception {
             tomcat.stop();
             tomcat.destroy();
+            try (Stream<Path> files = Files.walk(baseDir)) {
+                files.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
+            }
         }
     }
 }

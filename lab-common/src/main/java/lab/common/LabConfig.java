@@ -8,7 +8,7 @@ import java.util.List;
  * so every log line and result says what was measured.
  *
  * @param threads how many threads may run application code: the container's request pool
- *                (see {@link Container#describePool}); the one place a later "virtual" mode plugs in
+ *                (see {@link Container#describe}); the one place a later "virtual" mode plugs in
  */
 public record LabConfig(
         String app,

@@ -63,10 +63,19 @@ public final class Launcher implements AutoCloseable {
     public static Launcher start(LabConfig config, Endpoint.Factory factory) throws Exception {
         Stats stats = new Stats(config);
         Remote remote = new Remote(config, stats);
-        Endpoint endpoint = factory.create(config, remote);
-        Container container = Container.start(config, endpoint, new StatsFilter(stats, config.asyncTimeoutMs()));
-        AdminServer admin = new AdminServer(config.host(), config.adminPort(), stats);
-        return new Launcher(config, stats, remote, container, admin);
+        Container container = null;
+        try {
+            Endpoint endpoint = factory.create(config, remote);
+            container = Container.start(config, endpoint, new StatsFilter(stats, config.asyncTimeoutMs()));
+            stats.queueOf(container::queued);
+            AdminServer admin = new AdminServer(config.host(), config.adminPort(), stats);
+            return new Launcher(config, stats, remote, container, admin);
+        } catch (Exception e) {
+            // Whatever did start must stop, or its non-daemon threads outlive the failure.
+            if (container != null) container.close();
+            remote.close();
+            throw e;
+        }
     }
 
     public int port() {

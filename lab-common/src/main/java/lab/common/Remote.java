@@ -148,6 +148,14 @@ public final class Remote implements AutoCloseable {
 
     @Override
     public void close() {
+        // HttpClient is AutoCloseable from JDK 21 on; on 17 its selector thread ends with the JVM.
+        if (client instanceof AutoCloseable closeable) {
+            try {
+                closeable.close();
+            } catch (Exception e) {
+                // closing is best effort
+            }
+        }
         executor.shutdownNow();
     }
 

@@ -7,6 +7,7 @@ import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.IntSupplier;
 import java.util.stream.Collectors;
 
 /**
@@ -25,6 +26,7 @@ public final class Stats {
     private final AtomicLong errors = new AtomicLong();
     private final Set<String> handlerThreads = ConcurrentHashMap.newKeySet();
     private final Set<String> clientThreads = ConcurrentHashMap.newKeySet();
+    private volatile IntSupplier queued = () -> 0;
 
     public Stats(LabConfig config) {
         this.config = config;
@@ -49,6 +51,11 @@ public final class Stats {
     /** Call where the HTTP client's completion callback runs. */
     public void clientThread() {
         clientThreads.add(Thread.currentThread().getName());
+    }
+
+    /** Where to read how many requests wait in the container's queue for a pool thread. */
+    void queueOf(IntSupplier containerQueue) {
+        this.queued = containerQueue;
     }
 
     public int inFlight() {
@@ -78,6 +85,7 @@ public final class Stats {
                 + ",\"container\":" + quote(config.container())
                 + ",\"threads\":" + config.threads()
                 + ",\"inFlight\":" + inFlight.get()
+                + ",\"queued\":" + queued.getAsInt()
                 + ",\"maxInFlight\":" + maxInFlight.get()
                 + ",\"completed\":" + completed.get()
                 + ",\"errors\":" + errors.get()

@@ -1,6 +1,7 @@
 package lab.common;
 
 import java.io.IOException;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import jakarta.servlet.AsyncContext;
 import jakarta.servlet.AsyncEvent;
@@ -57,14 +58,23 @@ public final class StatsFilter implements Filter {
     }
 
     private final class Finish implements AsyncListener {
+        // Tomcat 11 delivers onComplete twice after an async timeout (once from the timeout's
+        // internal dispatch, once from post-processing); count each request once.
+        private final AtomicBoolean finished = new AtomicBoolean();
+        private volatile boolean timedOut;
+
         @Override
         public void onComplete(AsyncEvent event) {
-            stats.requestFinished(((HttpServletResponse) event.getSuppliedResponse()).getStatus());
+            if (finished.compareAndSet(false, true)) {
+                int status = ((HttpServletResponse) event.getSuppliedResponse()).getStatus();
+                // An adapter may complete a timed-out request with its untouched 200: still an error.
+                stats.requestFinished(timedOut ? Math.max(status, 503) : status);
+            }
         }
 
         @Override
         public void onTimeout(AsyncEvent event) {
-            // onComplete follows once the container has written the timeout response.
+            timedOut = true; // onComplete follows once the container has answered
         }
 
         @Override

@@ -128,6 +128,7 @@ public abstract class AppContract {
             // request on whichever thread finished the last one, a foreign thread shows up here.
             concurrentCalls(lab, 10, 50);
 
+            settle(lab);
             String stats = adminGet(lab, "/stats");
             if (blocking) {
                 assertTrue(seconds >= 5.0, app + " on " + container + " took " + seconds + " s: one thread cannot wait for 20 calls at once");
@@ -154,6 +155,38 @@ public abstract class AppContract {
         }
     }
 
+    /** Waiting for a capped connection counts against the client timeout: 504, counted once, nothing left over. */
+    @ParameterizedTest(name = "{0} on {1}")
+    @MethodSource("cells")
+    void waitingForACappedConnectionEndsAs504WithinTheClientTimeout(String app, String container) throws Exception {
+        LabConfig capped = new LabConfig(app, container, 200, "127.0.0.1", 0, 0, remoteUri(), 1_000, 2_000, 1, 2, 8192);
+        try (Launcher lab = start(capped)) {
+            long start = System.nanoTime();
+            List<CompletableFuture<HttpResponse<String>>> calls = new ArrayList<>();
+            for (int i = 0; i < 5; i++) {
+                calls.add(http.sendAsync(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + lab.port() + "/call?ms=700"))
+                        .timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString()));
+            }
+            List<Integer> statuses = new ArrayList<>();
+            for (CompletableFuture<HttpResponse<String>> call : calls) statuses.add(call.get(30, TimeUnit.SECONDS).statusCode());
+            double seconds = (System.nanoTime() - start) / 1e9;
+            statuses.sort(null);
+            // One call gets the connection at once (700 ms); the next could start at 0.7 s and
+            // would end at 1.4 s, past the 1 s timeout: so at most 1 OK, and the rest 504 by ~1 s.
+            assertEquals(504, statuses.get(statuses.size() - 1), "statuses " + statuses);
+            assertTrue(statuses.stream().filter(s -> s == 200).count() <= 1, "statuses " + statuses);
+            assertTrue(seconds < 2.5, "took " + seconds + " s");
+            settle(lab);
+            String stats = lab.stats().toJson();
+            assertTrue(stats.contains("\"inFlight\":0,") && stats.contains("\"completed\":5,"), stats);
+        }
+    }
+
+    /** The container finishes a request just after its last byte left: wait for that (2 s at most). */
+    private static void settle(Launcher lab) throws InterruptedException {
+        for (int i = 0; i < 40 && lab.stats().inFlight() > 0; i++) Thread.sleep(50);
+    }
+
     private void concurrentCalls(Launcher lab, int count, int ms) throws Exception {
         List<CompletableFuture<HttpResponse<String>>> calls = new ArrayList<>();
         for (int i = 0; i < count; i++) {
@@ -178,6 +211,7 @@ public abstract class AppContract {
             assertTrue((System.nanoTime() - start) / 1e9 < 2.0);
             assertEquals(200, http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + lab.adminPort() + "/stats")).build(),
                     HttpResponse.BodyHandlers.discarding()).statusCode());
+            settle(lab);
             assertTrue(lab.stats().toJson().contains("\"errors\":1,"), lab.stats().toJson());
         }
     }
