@@ -174,14 +174,17 @@ put() {
 stop_pid() {
     local pid=$1 signal=${2:-TERM}
     [[ -n "$pid" ]] || return 0
-    if kill -s "$signal" "$pid" 2>/dev/null; then
-        for _ in {1..100}; do
-            kill -0 "$pid" 2>/dev/null || break
-            sleep 0.05
-        done
-        kill -9 "$pid" 2>/dev/null || true
-    fi
-    wait "$pid" 2>/dev/null || true
+    # One redirect for the group: it also silences bash's "Killed" notice for the reaped job.
+    {
+        if kill -s "$signal" "$pid"; then
+            for _ in {1..100}; do
+                kill -0 "$pid" || break
+                sleep 0.05
+            done
+            kill -9 "$pid" || true
+        fi
+        wait "$pid" || true
+    } 2>/dev/null
 }
 
 # Wait until a server answers: its process lives, every given port accepts, and the stats URL
