@@ -11,7 +11,8 @@ BENCH_VARS := APPS CONTAINERS THREADS WRK_THREADS CONNECTIONS DURATION SLEEP_MS 
 export $(BENCH_VARS)
 
 # Maven runs with the JDK bench.sh uses: $JAVA_HOME, else the newest JDK >= 21 installed.
-MVN = JAVA_HOME="$$(bench/java-home.sh)" mvn -B -q -Dstyle.color=never
+MVN_RUN = JAVA_HOME="$$(bench/java-home.sh)" mvn -B -Dstyle.color=never
+MVN = $(MVN_RUN) -q
 
 # $(call need_tools,wrk curl): install the missing commands with apt (one `apt-get update`)
 # when running as root, else stop with the command to run. Package name = command name.
@@ -40,7 +41,7 @@ compare: ## compare two runs as a Markdown table: make compare A=results/<stamp>
 
 test: ## the Java tests, then the bench smoke test (installs wrk, curl, shellcheck with apt if missing)
 	@$(call need_tools,wrk curl shellcheck)
-	$(MVN) verify
+	$(MVN_RUN) --no-transfer-progress verify   # not -q: Surefire's "Tests run" lines are the record
 	bench/smoke-test.sh
 
 build: ## build every jar (mvn package, tests skipped: `make test` runs them)
