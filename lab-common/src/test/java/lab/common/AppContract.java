@@ -162,13 +162,8 @@ public abstract class AppContract {
         LabConfig capped = new LabConfig(app, container, 200, "127.0.0.1", 0, 0, remoteUri(), 1_000, 2_000, 1, 2, 8192);
         try (Launcher lab = start(capped)) {
             long start = System.nanoTime();
-            List<CompletableFuture<HttpResponse<String>>> calls = new ArrayList<>();
-            for (int i = 0; i < 5; i++) {
-                calls.add(http.sendAsync(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + lab.port() + "/call?ms=700"))
-                        .timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString()));
-            }
             List<Integer> statuses = new ArrayList<>();
-            for (CompletableFuture<HttpResponse<String>> call : calls) statuses.add(call.get(30, TimeUnit.SECONDS).statusCode());
+            for (HttpResponse<String> response : sendConcurrently(lab, 5, 700)) statuses.add(response.statusCode());
             double seconds = (System.nanoTime() - start) / 1e9;
             statuses.sort(null);
             // One call gets the connection at once (700 ms); the next could start at 0.7 s and
@@ -187,14 +182,21 @@ public abstract class AppContract {
         for (int i = 0; i < 40 && lab.stats().inFlight() > 0; i++) Thread.sleep(50);
     }
 
-    private void concurrentCalls(Launcher lab, int count, int ms) throws Exception {
+    /** {@code count} calls of {@code /call?ms=N} at once; their responses. */
+    private List<HttpResponse<String>> sendConcurrently(Launcher lab, int count, int ms) throws Exception {
         List<CompletableFuture<HttpResponse<String>>> calls = new ArrayList<>();
         for (int i = 0; i < count; i++) {
             calls.add(http.sendAsync(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + lab.port() + "/call?ms=" + ms))
                     .timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString()));
         }
-        for (CompletableFuture<HttpResponse<String>> call : calls) {
-            HttpResponse<String> response = call.get(30, TimeUnit.SECONDS);
+        List<HttpResponse<String>> responses = new ArrayList<>();
+        for (CompletableFuture<HttpResponse<String>> call : calls) responses.add(call.get(30, TimeUnit.SECONDS));
+        return responses;
+    }
+
+    /** {@code count} calls at once, each must answer 200 with the remote's body. */
+    private void concurrentCalls(Launcher lab, int count, int ms) throws Exception {
+        for (HttpResponse<String> response : sendConcurrently(lab, count, ms)) {
             assertEquals(200, response.statusCode(), response.body());
             assertEquals("slept " + ms + " ms\n", response.body());
         }
