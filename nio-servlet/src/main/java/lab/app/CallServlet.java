@@ -58,7 +58,7 @@ public final class CallServlet extends HttpServlet {
 
             @Override
             public void onError(Throwable failure) {
-                write(async, 400, "could not read the request body: " + failure);
+                async.complete(); // the client broke off its upload: nobody is left to answer
             }
         });
     }
