@@ -4,9 +4,9 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Comparator;
+import java.util.EnumSet;
 import java.util.concurrent.Executor;
 import java.util.stream.Stream;
-import java.util.EnumSet;
 
 import jakarta.servlet.DispatcherType;
 

@@ -147,8 +147,7 @@ public abstract class AppContract {
     @ParameterizedTest(name = "{0} on {1}")
     @MethodSource("cells")
     void clientMaxConnectionsCapsTheRemoteCalls(String app, String container) throws Exception {
-        LabConfig capped = new LabConfig(app, container, 200, "127.0.0.1", 0, 0, remoteUri(), 10_000, 2_000, 2, 2, 8192);
-        try (Launcher lab = start(capped)) {
+        try (Launcher lab = start(capped(app, container, 2, 10_000))) {
             long start = System.nanoTime();
             concurrentCalls(lab, 10, 300);
             double seconds = (System.nanoTime() - start) / 1e9;
@@ -160,8 +159,7 @@ public abstract class AppContract {
     @ParameterizedTest(name = "{0} on {1}")
     @MethodSource("cells")
     void waitingForACappedConnectionEndsAs504WithinTheClientTimeout(String app, String container) throws Exception {
-        LabConfig capped = new LabConfig(app, container, 200, "127.0.0.1", 0, 0, remoteUri(), 1_000, 2_000, 1, 2, 8192);
-        try (Launcher lab = start(capped)) {
+        try (Launcher lab = start(capped(app, container, 1, 1_000))) {
             long start = System.nanoTime();
             List<Integer> statuses = new ArrayList<>();
             for (HttpResponse<String> response : sendConcurrently(lab, 5, 700)) statuses.add(response.statusCode());
@@ -176,6 +174,11 @@ public abstract class AppContract {
             String stats = lab.stats().toJson();
             assertTrue(stats.contains("\"inFlight\":0,") && stats.contains("\"completed\":5,"), stats);
         }
+    }
+
+    /** 200 threads (the pool is not the limit here) and a client capped at {@code maxConnections}. */
+    private LabConfig capped(String app, String container, int maxConnections, int clientTimeoutMs) {
+        return new LabConfig(app, container, 200, "127.0.0.1", 0, 0, remoteUri(), clientTimeoutMs, 2_000, maxConnections, 2, 8192);
     }
 
     /** The container finishes a request just after its last byte left: wait for that (2 s at most). */
