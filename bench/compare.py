@@ -1,18 +1,37 @@
 #!/usr/bin/env python3
-"""Compare two bench runs cell by cell, as a Markdown table (what `make compare` prints).
+"""Compare two bench runs cell by cell and say, per cell, whether it changed beyond the noise
+(what `make compare` prints, as Markdown).
 
 Usage: bench/compare.py A B
   A, B: a run directory (results/<stamp>, results/latest) or its results.json.
-Cells are joined on (app, container, threads, wrk threads, connections); each row shows req/s,
-p99 and timeouts for A and B and the change from A to B in %, then the responses slower than
-2 s (what wrk's default --timeout would have counted). Cells found in only one run are listed
-after the table. Python 3 standard library only.
+
+Cells are joined on (scenario, app, container, threads, wrk threads, connections). For the
+steady-state throughput and the p99 of each cell it prints A, B, the change, and a verdict:
+  same    the difference is within the noise;
+  better  / worse: beyond the noise, in that direction (more req/s, lower p99 is better);
+  —       not judged (a failed or skipped cell, or a p99 that is noise by nature, see below).
+What "the noise" is:
+  * both runs have repeats (REPEAT >= 2): the runs' own spread. The cell changed only when the two
+    min–max ranges do not overlap.
+  * otherwise: the noise floor below, measured on this lab's reference machine and documented in
+    README ("Comparing runs"): the largest change seen between runs of the same commit, rounded up.
+The p99 of a queue-bound cell (a thread-per-request app with more connections than threads) is not
+judged: which queued connections a container serves first changes from run to run (the p99 of one
+such cell moved from 1.0 s to 10 s between runs of the same commit), so its throughput decides.
+A summary line counts the cells that changed beyond the noise. Python 3 standard library only.
 """
 import json
 import sys
 from pathlib import Path
 
-KEY = ("app", "container", "threads", "wrk_threads", "connections")
+KEY = ("scenario", "app", "container", "threads", "wrk_threads", "connections")
+
+# Relative noise floors for runs without repeats. Measured: see README, "Comparing runs".
+NOISE_FLOOR = {"steady_rps": 0.03, "p99_ms": 0.15}
+# Below these absolute differences nothing is a change, whatever the ratio (a p99 of 1.004 s vs
+# 1.010 s is the same; 0.9 vs 1.0 req/s of a 1-thread sync app is one response).
+NOISE_ABS = {"steady_rps": 0.5, "p99_ms": 20.0}
+HIGHER_IS_BETTER = {"steady_rps": True, "p99_ms": False}
 
 
 def usage_error(message):
@@ -20,6 +39,10 @@ def usage_error(message):
     print("Usage: make compare A=<run dir or results.json> B=<run dir or results.json>\n"
           "   eg, make compare A=results/20261121T120000Z B=results/latest", file=sys.stderr)
     sys.exit(2)
+
+
+def key_of(cell):
+    return tuple(cell.get(k) if k != "scenario" else cell.get("scenario") or "call" for k in KEY)
 
 
 def load(arg, name):
@@ -35,36 +58,108 @@ def load(arg, name):
         usage_error(f"{name}={arg}: no such run ({path} not found)")
     except (ValueError, KeyError, TypeError):
         usage_error(f"{name}={arg}: {path} is not a bench results.json")
-    return run.get("meta", {}), {tuple(c.get(k) for k in KEY): c for c in cells}
+    return run.get("meta", {}), {key_of(c): c for c in cells}
 
 
-def fmt(x, unit=""):
-    if x is None:
+def ok(cell):
+    return cell.get("status", "ok") == "ok"
+
+
+def metric(cell, field):
+    """(median, low, high, repeats) of a metric; steady req/s falls back to wrk's req/s in old runs."""
+    if not ok(cell):
+        return None
+    if field == "steady_rps" and cell.get("steady_rps") is None:
+        field = "rps"
+    value = cell.get(field)
+    if value is None:
+        return None
+    low, high = (cell.get("range") or {}).get(field) or (value, value)
+    return value, low, high, cell.get("repeats") or 1
+
+
+def queue_bound(cell):
+    """A thread-per-request app with more connections than threads: its p99 is queue order."""
+    threads = cell.get("threads")
+    return bool(cell.get("thread_per_request")) and isinstance(threads, int) and cell.get("connections", 0) > threads
+
+
+def verdict(a, b, field):
+    """'same', 'better' or 'worse' for metric tuples a and b (see metric()), judged against noise."""
+    va, lo_a, hi_a, n_a = a
+    vb, lo_b, hi_b, n_b = b
+    if abs(vb - va) <= NOISE_ABS[field]:
+        return "same"
+    if n_a >= 2 and n_b >= 2:
+        if lo_b <= hi_a and lo_a <= hi_b:       # the runs' own ranges overlap
+            return "same"
+    elif abs(vb - va) <= NOISE_FLOOR[field] * max(abs(va), abs(vb)):
+        return "same"
+    return "better" if (vb > va) == HIGHER_IS_BETTER[field] else "worse"
+
+
+def overall(verdicts):
+    judged = [v for v in verdicts if v in ("same", "better", "worse")]
+    if not judged:
         return "—"
-    if isinstance(x, float):
-        return f"{x:.1f}{unit}"
-    return f"{x}{unit}"
+    if "worse" in judged:
+        return "worse"
+    return "better" if "better" in judged else "same"
+
+
+def fmt(m, field):
+    if m is None:
+        return "—"
+    value, low, high, n = m
+    digits = 1 if field == "steady_rps" else 0
+    text = f"{value:.{digits}f}"
+    if n >= 2:
+        text += f" ({low:.{digits}f}–{high:.{digits}f})"
+    return text
 
 
 def change(a, b):
-    """B relative to A in %, or a word when a percentage means nothing."""
     if a is None or b is None:
         return "—"
-    if a == b:
+    if a[0] == b[0]:
         return "="
-    if a == 0:
-        return "new" if b else "="
-    return f"{100.0 * (b - a) / a:+.1f} %"
+    if a[0] == 0:
+        return "new"
+    return f"{100.0 * (b[0] - a[0]) / a[0]:+.1f} %"
 
 
-def value(cell, field):
-    if cell.get("status", "ok") != "ok":
-        return None
-    return cell.get(field)
+def describe(meta, cells, arg):
+    repeats = meta.get("repeat") or 1
+    text = (f"`{arg}` ({meta.get('date', '?')}, {meta.get('duration_s', '?')} s cells, sleep "
+            f"{meta.get('sleep_ms', '?')} ms, {repeats} round{'s' if repeats != 1 else ''})")
+    if cells and all(c.get("steady_rps") is None for c in cells.values()):
+        text += " — an older run without steady req/s: its wrk req/s is used, window step and all"
+    return text
 
 
-def describe(meta, arg):
-    return f"`{arg}` ({meta.get('date', '?')}, {meta.get('duration_s', '?')} s cells, sleep {meta.get('sleep_ms', '?')} ms)"
+def compare(a, b):
+    """Rows (key, cells, metrics, verdicts, overall) for the cells in both runs."""
+    rows = []
+    for k in a:
+        if k not in b:
+            continue
+        ca, cb = a[k], b[k]
+        metrics, verdicts = {}, {}
+        for field in ("steady_rps", "p99_ms"):
+            ma, mb = metric(ca, field), metric(cb, field)
+            metrics[field] = (ma, mb)
+            if ma is None or mb is None:
+                verdicts[field] = "—"
+            elif field == "p99_ms" and (queue_bound(ca) or queue_bound(cb)):
+                verdicts[field] = "— (queue)"
+            else:
+                verdicts[field] = verdict(ma, mb, field)
+        rows.append((k, ca, cb, metrics, verdicts, overall(verdicts.values())))
+    return rows
+
+
+def status_text(cell):
+    return "FAILED" if str(cell.get("status", "")).startswith("FAILED") else "SKIPPED"
 
 
 def main(argv):
@@ -72,29 +167,42 @@ def main(argv):
         usage_error("give two runs: A and B")
     meta_a, a = load(argv[1], "A")
     meta_b, b = load(argv[2], "B")
-    print(f"A = {describe(meta_a, argv[1])}  \nB = {describe(meta_b, argv[2])}\n")
-    print("| app | container | threads | wrk -t | -c | A req/s | B req/s | change | A p99 ms | B p99 ms "
-          "| change | A timeouts | B timeouts | change | A > 2 s | B > 2 s |")
-    print("|---|---|---:|---:|---:" + "|---:" * 11 + "|")
-    both = [k for k in a if k in b]
-    for k in both:
-        ca, cb = a[k], b[k]
-        row = [str(x) for x in k]
-        for field in ("rps", "p99_ms", "timeouts"):
-            va, vb = value(ca, field), value(cb, field)
-            row += [fmt(va) if ca.get("status", "ok") == "ok" else "FAILED",
-                    fmt(vb) if cb.get("status", "ok") == "ok" else "FAILED", change(va, vb)]
-        # wrk's timeouts depend on --timeout; "> 2 s" is the same count at wrk's default 2 s.
-        row += [fmt(value(ca, "slow_2s")), fmt(value(cb, "slow_2s"))]
-        print("| " + " | ".join(row) + " |")
+    both_repeat = (meta_a.get("repeat") or 1) >= 2 and (meta_b.get("repeat") or 1) >= 2
+    print(f"A = {describe(meta_a, a, argv[1])}  \nB = {describe(meta_b, b, argv[2])}\n")
+    if both_repeat:
+        print("Noise: each run's own min–max over its rounds (ranges in brackets); a cell changed only "
+              "where the ranges do not overlap.\n")
+    else:
+        print(f"Noise: the lab's measured floor, ±{NOISE_FLOOR['steady_rps'] * 100:g} % for steady req/s and "
+              f"±{NOISE_FLOOR['p99_ms'] * 100:g} % for p99 (README, \"Comparing runs\"); rerun with REPEAT=3 "
+              "to judge against the runs' own spread.\n")
+    print("| scenario | app | container | threads | wrk -t | -c | A steady req/s | B steady req/s | change "
+          "| verdict | A p99 ms | B p99 ms | change | verdict | cell |")
+    print("|---|---|---|---:|---:|---:" + "|---:" * 3 + "|---" + "|---:" * 3 + "|---|---|")
+    rows = compare(a, b)
+    counts = {"same": 0, "better": 0, "worse": 0, "—": 0}
+    for k, ca, cb, metrics, verdicts, cell_verdict in rows:
+        cols = [str(x) for x in k]
+        for field in ("steady_rps", "p99_ms"):
+            ma, mb = metrics[field]
+            cols += [fmt(ma, field) if ok(ca) else status_text(ca), fmt(mb, field) if ok(cb) else status_text(cb),
+                     change(ma, mb), verdicts[field]]
+        counts[cell_verdict] += 1
+        cols.append(f"**{cell_verdict}**" if cell_verdict in ("better", "worse") else cell_verdict)
+        print("| " + " | ".join(cols) + " |")
+    judged = counts["same"] + counts["better"] + counts["worse"]
+    print(f"\n**{len(rows)} cells in both runs: {counts['same']} same, {counts['better']} better, "
+          f"{counts['worse']} worse beyond the noise"
+          + (f", {counts['—']} not judged (failed or skipped)" if counts["—"] else "")
+          + (f"; {100.0 * counts['same'] / judged:.0f} % same**" if judged else "**"))
     only_a = [k for k in a if k not in b]
     only_b = [k for k in b if k not in a]
     for label, keys in (("Only in A", only_a), ("Only in B", only_b)):
         if keys:
             print(f"\n{label}:")
             for k in keys:
-                print(f"- {k[0]} {k[1]} threads={k[2]} wrk-t={k[3]} c={k[4]}")
-    if not both:
+                print(f"- {k[0]} {k[1]} {k[2]} threads={k[3]} wrk-t={k[4]} c={k[5]}")
+    if not rows:
         print("\n(no cell in common)")
     return 0
 
