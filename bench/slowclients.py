@@ -11,8 +11,8 @@ Why it exists: a server model that reads or writes bodies blocking holds a threa
 slow client takes. wrk's fast clients never show that; K of these next to wrk do.
 
 Loopback only, bounded: at most --clients connections at once, every socket closed by --duration
-(plus at most one socket timeout), then it exits. Prints "slowclients: N of K connected" once every
-client has connected (or after 2 s), and at the end writes a JSON report (--json) of what it
+(plus at most one socket timeout), then it exits. Prints "slowclients: N connected of K" once every
+client has connected X writes a JSON report (--json) of what it
 achieved: clients connected, bytes moved and bytes/s, uploads/downloads completed, errors by kind.
 Exit 0 when it ran (errors are counted, not fatal), 2 on bad flags. Python 3 standard library only.
 
@@ -285,7 +285,7 @@ def main(argv):
     announce_by = min(start + 2.0, deadline)
     while time.monotonic() < announce_by and len(totals.connected_clients) < a.clients and not stop.is_set():
         time.sleep(0.02)
-    print(f"slowclients: {len(totals.connected_clients)} of {a.clients} connected", flush=True)
+    print(f"slowclients: {len(totals.connected_clients)} connected of {a.clients}", flush=True)
     while any(c.is_alive() for c in clients) and not stop.is_set():
         time.sleep(0.05)
     stop.set()
