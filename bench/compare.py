@@ -3,16 +3,19 @@
 
 Usage: bench/compare.py A B
   A, B: a run directory (results/<stamp>, results/latest) or its results.json.
-Cells are joined on (app, container, threads, wrk threads, connections); each row shows req/s,
+Cells are joined on (scenario, app, container, threads, wrk threads, connections), a run from
+before scenarios existed being all "call"; each row shows req/s,
 p99 and timeouts for A and B and the change from A to B in %, then the responses slower than
 2 s (what wrk's default --timeout would have counted). Cells found in only one run are listed
-after the table. Python 3 standard library only.
+after the table; a FAILED or SKIPPED cell shows that word instead of its numbers. Python 3
+standard library only.
 """
 import json
 import sys
 from pathlib import Path
 
-KEY = ("app", "container", "threads", "wrk_threads", "connections")
+KEY = ("scenario", "app", "container", "threads", "wrk_threads", "connections")
+DEFAULTS = {"scenario": "call"}      # for runs from before the key existed
 
 
 def usage_error(message):
@@ -35,7 +38,7 @@ def load(arg, name):
         usage_error(f"{name}={arg}: no such run ({path} not found)")
     except (ValueError, KeyError, TypeError):
         usage_error(f"{name}={arg}: {path} is not a bench results.json")
-    return run.get("meta", {}), {tuple(c.get(k) for k in KEY): c for c in cells}
+    return run.get("meta", {}), {tuple(c.get(k, DEFAULTS.get(k)) for k in KEY): c for c in cells}
 
 
 def fmt(x, unit=""):
@@ -63,6 +66,14 @@ def value(cell, field):
     return cell.get(field)
 
 
+def shown(cell, field):
+    """The value, or why there is none: FAILED or SKIPPED."""
+    status = cell.get("status", "ok")
+    if status != "ok":
+        return "SKIPPED" if status.startswith("SKIPPED") else "FAILED"
+    return fmt(cell.get(field))
+
+
 def describe(meta, arg):
     return f"`{arg}` ({meta.get('date', '?')}, {meta.get('duration_s', '?')} s cells, sleep {meta.get('sleep_ms', '?')} ms)"
 
@@ -73,17 +84,16 @@ def main(argv):
     meta_a, a = load(argv[1], "A")
     meta_b, b = load(argv[2], "B")
     print(f"A = {describe(meta_a, argv[1])}  \nB = {describe(meta_b, argv[2])}\n")
-    print("| app | container | threads | wrk -t | -c | A req/s | B req/s | change | A p99 ms | B p99 ms "
-          "| change | A timeouts | B timeouts | change | A > 2 s | B > 2 s |")
-    print("|---|---|---:|---:|---:" + "|---:" * 11 + "|")
+    print("| scenario | app | container | threads | wrk -t | -c | A req/s | B req/s | change | A p99 ms "
+          "| B p99 ms | change | A timeouts | B timeouts | change | A > 2 s | B > 2 s |")
+    print("|---|---|---|---:|---:|---:" + "|---:" * 11 + "|")
     both = [k for k in a if k in b]
     for k in both:
         ca, cb = a[k], b[k]
         row = [str(x) for x in k]
         for field in ("rps", "p99_ms", "timeouts"):
             va, vb = value(ca, field), value(cb, field)
-            row += [fmt(va) if ca.get("status", "ok") == "ok" else "FAILED",
-                    fmt(vb) if cb.get("status", "ok") == "ok" else "FAILED", change(va, vb)]
+            row += [shown(ca, field), shown(cb, field), change(va, vb)]
         # wrk's timeouts depend on --timeout; "> 2 s" is the same count at wrk's default 2 s.
         row += [fmt(value(ca, "slow_2s")), fmt(value(cb, "slow_2s"))]
         print("| " + " | ".join(row) + " |")
@@ -93,7 +103,7 @@ def main(argv):
         if keys:
             print(f"\n{label}:")
             for k in keys:
-                print(f"- {k[0]} {k[1]} threads={k[2]} wrk-t={k[3]} c={k[4]}")
+                print(f"- {k[0]}: {k[1]} {k[2]} threads={k[3]} wrk-t={k[4]} c={k[5]}")
     if not both:
         print("\n(no cell in common)")
     return 0
