@@ -78,7 +78,9 @@ def wrk_fields(wrk, duration_s):
     """The wrk.json numbers as cell fields (rates over wrk's measured duration, like wrk)."""
     if not wrk:
         return {}
-    lat = wrk["latency_us"]
+    # No latency sample at all (eg, every request stuck behind slow clients): wrk-json.lua then
+    # writes zeros, which would read as "0 ms".
+    lat = wrk["latency_us"] if wrk["latency_us"].get("max") else dict.fromkeys(wrk["latency_us"])
     secs = wrk["duration_us"] / 1e6 or duration_s
     errors = wrk["errors"]
     return {

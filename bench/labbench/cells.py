@@ -61,11 +61,11 @@ class Cell:
 
 
 def left_out_because(app, container, threads):
-    """Why a combination does not exist at all (it is not a cell), or None."""
+    """(why, what) when a combination does not exist at all (it is not a cell), else None."""
     if container == "netty" and app != "webflux":
-        return "netty runs only the webflux app (Reactor Netty has no servlet API)"
+        return "netty runs only the webflux app (Reactor Netty has no servlet API)", f"{app} on netty"
     if container == "netty" and is_virtual(threads):
-        return "virtual threads do not apply to Netty's event loops"
+        return "virtual threads do not apply to Netty's event loops", f"webflux on netty with THREADS {threads}"
     return None
 
 
@@ -77,9 +77,9 @@ def plan(s):
         for container in s.containers:
             for app in s.apps:
                 for threads in s.threads:
-                    why = left_out_because(app, container, threads)
-                    if why:
-                        what = f"{app} on {container}" + (f" with THREADS {threads}" if is_virtual(threads) else "")
+                    gap = left_out_because(app, container, threads)
+                    if gap:
+                        why, what = gap
                         if what not in left_out.setdefault(why, []):
                             left_out[why].append(what)
                         continue

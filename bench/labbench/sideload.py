@@ -5,7 +5,6 @@ then stops it; its exit code) and result() (its JSON). Today there is one, SlowC
 load generator or a resource sampler fits the same three calls.
 """
 import json
-import sys
 import re
 import time
 
@@ -20,7 +19,7 @@ class SlowClients:
     connection, for `duration_s`; writes slow.json and slow.log into the cell directory."""
 
     def __init__(self, mode, url, clients, nbytes, rate, duration_s, cell_dir):
-        self.cmd = [sys.executable, "bench/slowclients.py", "--mode", mode, "--url", url,
+        self.cmd = ["python3", "bench/slowclients.py", "--mode", mode, "--url", url,
                     "--clients", str(clients), "--bytes", str(nbytes), "--rate", str(rate),
                     "--duration", str(duration_s), "--json", str(cell_dir / "slow.json")]
         self.duration_s = duration_s
