@@ -75,8 +75,9 @@ def ensure_tools(tools):
     names = " ".join(missing)
     if os.geteuid() == 0 and shutil.which("apt-get"):
         print(f"installing {names} with apt-get")
-        if procs.run(["apt-get", "update", "-qq"]) != 0 or \
-                procs.run(["apt-get", "install", "-y", "-qq"] + missing, out="/dev/null") != 0:
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")   # no prompt: it has no terminal
+        if procs.run(["apt-get", "update", "-qq"], env=env) != 0 or \
+                procs.run(["apt-get", "install", "-y", "-qq"] + missing, out="/dev/null", env=env) != 0:
             raise Fatal(f"apt-get install {names} failed")
     else:
         raise Fatal(f"{names} not found: install it (Debian/Ubuntu: sudo apt-get install -y {names})")

@@ -5,13 +5,13 @@ import os
 import signal
 import sys
 import time
+from pathlib import Path
 
 import report                        # bench/report.py: bench/ is on sys.path (bench.sh sets it)
 
-from . import procs
+from . import machine, procs, rundir
 from .cells import App, Lab, calibrate, plan, run_cell
 from .machine import Fatal
-from . import machine, rundir
 from .rundir import put
 from .settings import UsageError, parse, usage
 
@@ -39,6 +39,7 @@ def human_time(s):
 
 def main(argv):
     sys.stdout.reconfigure(line_buffering=True)   # progress lines in order with the children's output
+    os.chdir(Path(__file__).resolve().parents[2])  # the repository: jars, bench/, RESULTS_DIR are relative to it
     if argv[:1] in (["-h"], ["--help"]):
         print(usage(os.environ))
         return 0
@@ -66,12 +67,18 @@ def main(argv):
         rc = 1
     except Stopped as e:
         rc = e.code
+    except Exception:
+        rc = 1                                # a bug: clean up, say where the cells are, then the traceback
+        raise
     finally:
         for sig in procs.STOP_SIGNALS:        # cleanup: kill exactly what we started, keep every finished cell
             signal.signal(sig, signal.SIG_IGN)
         procs.stop_all()
         if run_dir is not None:
-            report.update(run_dir)
+            try:
+                report.update(run_dir)
+            except Exception as e:            # keep the exit code and the message below
+                print(f"WARNING: the reports were not rewritten: {e!r}", file=sys.stderr)
             if rc != 0:
                 print(f"stopped (exit {rc}); finished cells are in {run_dir}/results.md", file=sys.stderr)
     return rc

@@ -16,6 +16,7 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
+from http.client import HTTPException
 
 CHILDREN = []                 # started and not yet reaped: what stop_all() stops
 CLK_TCK = os.sysconf("SC_CLK_TCK")   # /proc/PID/stat counts CPU time in these ticks
@@ -94,7 +95,10 @@ def _signal(p, sig):
 def stop(p, sig=signal.SIGTERM, grace_s=5.0):
     """Stop a process we started: `sig` (TERM, or KILL for a server whose shutdown we need
     nothing from) to its group, up to grace_s seconds, then KILL; reap it."""
-    if p is None or p.returncode is not None:
+    if p is None:
+        return
+    if p.returncode is not None:
+        _forget(p)
         return
     _signal(p, sig)
     if wait(p, grace_s) is None:
@@ -122,6 +126,8 @@ def http(url, method="GET", timeout=5.0):
             return r.status, r.read()
     except urllib.error.HTTPError as e:
         return e.code, e.read()
+    except HTTPException as e:            # a broken answer: as bad as none
+        raise OSError(f"bad HTTP answer: {e!r}") from e
 
 
 def get_json(url):

@@ -32,16 +32,7 @@ def measure(s, cell_dir, url, wt, conns, remote, app=None, stats_url=None):
     box0, rem0, wrk0 = procs.box_ticks(), procs.proc_ticks(remote), children_cpu_s()
     app0 = procs.proc_ticks(app) if app else 0
     rc = procs.run(cmd, out=cell_dir / "wrk.txt", env=env)
-    stats_ok = True
-    if stats_url:
-        stats_ok = False
-        try:
-            status, body = procs.http(stats_url)
-            if status < 300:
-                (cell_dir / "stats.json").write_bytes(body)
-                stats_ok = True
-        except OSError:
-            pass
+    stats_ok = save(stats_url, cell_dir / "stats.json") if stats_url else True
     box1 = procs.box_ticks()
     app1 = procs.proc_ticks(app) if app else 0
     busy, total = box1[0] - box0[0], box1[1] - box0[1]
@@ -57,6 +48,18 @@ def measure(s, cell_dir, url, wt, conns, remote, app=None, stats_url=None):
     if not stats_ok:
         return "GET /stats failed after wrk"
     return None
+
+
+def save(url, path):
+    """GET url into path; False when it did not answer 2xx."""
+    try:
+        status, body = procs.http(url)
+    except OSError:
+        return False
+    if status >= 300:
+        return False
+    path.write_bytes(body)
+    return True
 
 
 def warm_up(s, url, wt, conns, out, pool=None):
