@@ -5,9 +5,11 @@ SHELL := /bin/bash
 
 # bench.sh reads its settings from the environment; these pass through from make, eg,
 #   make bench THREADS="1 8 200" APPS=webflux DURATION=30s
+#   make bench SCENARIO="call slow-upload" SLOW_CLIENTS=20 APPS="sync-servlet nio-servlet"
 # (an empty or unset one keeps bench.sh's default; `./bench.sh --help` describes each).
-BENCH_VARS := APPS CONTAINERS THREADS WRK_THREADS CONNECTIONS DURATION SLEEP_MS WRK_TIMEOUT \
-              WARMUP REMOTE_PORT APP_PORT ADMIN_PORT RESULTS_DIR START_TIMEOUT JAVA_OPTS APP_ARGS
+BENCH_VARS := APPS CONTAINERS THREADS WRK_THREADS CONNECTIONS SCENARIO SLOW_CLIENTS SLOW_RATE \
+              SLOW_BYTES DURATION SLEEP_MS WRK_TIMEOUT WARMUP REMOTE_PORT APP_PORT ADMIN_PORT \
+              RESULTS_DIR START_TIMEOUT JAVA_OPTS APP_ARGS
 export $(BENCH_VARS)
 
 # Maven runs with the JDK bench.sh uses: $JAVA_HOME, else the newest JDK >= 21 installed.

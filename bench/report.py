@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """Build results.json, results.md and results.csv of one bench run from its raw files.
 
-bench.sh leaves, per run directory:
+bench.sh (bench/labbench) leaves, per run directory:
   meta.txt                         key=value: configuration and environment
   calibration/w<T>-c<C>/           wrk straight at remote-sleep: cell.txt, wrk.json, wrk.txt
-  cells/<NN>-<app>-.../            cell.txt (key=value), wrk.json (bench/wrk-json.lua), stats.json
-                                   (the app's /stats when wrk ended), wrk.txt (wrk's own output)
+  cells/<NN>-[<scenario>-]<app>-.../  cell.txt (key=value), wrk.json (bench/wrk-json.lua), stats.json
+                                   (the app's /stats when wrk ended), wrk.txt (wrk's own output),
+                                   slow.json (the slow clients' numbers, slow-* scenarios only)
 This script only reads those files, so it can rebuild the reports at any time, also after
-Ctrl-C. Python 3 standard library only.
+Ctrl-C. Python 3 standard library only; labbench imports it and calls update().
 
 Usage: bench/report.py RUN_DIR [--summary CELL_DIR]
   --summary  also print a one-line summary of that cell or calibration cell (for progress lines)
@@ -50,11 +51,36 @@ def ms(us):
     return None if us is None else round(us / 1000.0, 1)
 
 
+def threads_value(text):
+    """A pool size: 200 (an int in JSON), or "v1" (virtual threads on 1 carrier) as text."""
+    return num(text, int) if text and text.isdigit() else (text or None)
+
+
+def threads_order(t):
+    """Sort key for pool sizes: 1, 200, then v1, v2, ... (ints and "vN" do not compare)."""
+    if isinstance(t, int):
+        return (0, t, "")
+    n = t[1:] if isinstance(t, str) and t[1:].isdigit() else ""
+    return (1, int(n) if n else 0, str(t))
+
+
+def threads_label(t):
+    if isinstance(t, str) and t.startswith("v"):
+        return f"{t}: virtual threads on {t[1:]} carrier{'s' if t[1:] != '1' else ''}"
+    return f"{t} thread{'s' if t != 1 else ''}"
+
+
+def skipped(c):
+    return c["status"].startswith("SKIPPED")
+
+
 def wrk_fields(wrk, duration_s):
     """The wrk.json numbers as cell fields (rates over wrk's measured duration, like wrk)."""
     if not wrk:
         return {}
-    lat = wrk["latency_us"]
+    # No latency sample at all (eg, every request stuck behind slow clients): wrk-json.lua then
+    # writes zeros, which would read as "0 ms".
+    lat = wrk["latency_us"] if wrk["latency_us"].get("max") else dict.fromkeys(wrk["latency_us"])
     secs = wrk["duration_us"] / 1e6 or duration_s
     errors = wrk["errors"]
     return {
@@ -104,21 +130,46 @@ def calibration_record(d):
     return rec
 
 
+SLOW_ERRORS = ("refused", "reset", "timeout", "http_4xx", "http_5xx", "other")
+SLOW_KEYS = ("slow_clients", "slow_bytes", "slow_rate", "side_load_exit", "slow_connected",
+             "slow_bytes_moved", "slow_bytes_per_s", "slow_completed", "slow_errors")
+
+
+def slow_fields(kv, d):
+    """The slow clients of a slow-* cell: their settings, and what slow.json says they did."""
+    slow = read_json(d / "slow.json") or {}
+    errors = slow.get("errors")
+    return {
+        "slow_clients": num(kv.get("slow_clients"), int),
+        "slow_bytes": num(kv.get("slow_bytes"), int),
+        "slow_rate": num(kv.get("slow_rate"), int),
+        "side_load_exit": num(kv.get("side_load_exit"), int),
+        "slow_connected": slow.get("connected"),
+        "slow_bytes_moved": slow.get("bytes_moved"),
+        "slow_bytes_per_s": slow.get("bytes_per_s"),
+        "slow_completed": slow.get("completed"),
+        "slow_errors": errors if isinstance(errors, dict) else None,
+    }
+
+
 def cell_record(d, ceilings):
     kv = read_kv(d / "cell.txt")
-    threads = num(kv.get("threads"), int)
+    threads = threads_value(kv.get("threads"))
     conns = num(kv.get("connections"), int)
     wt = num(kv.get("wrk_threads"), int)
     duration_s = num(kv.get("duration_s"), int)
     sleep_s = num(kv.get("sleep_ms"), int) / 1000.0
     # Little's law: throughput = requests in flight / time each spends. A thread-per-request
     # app holds at most `threads` in flight; everything else at most one per connection.
+    # (On virtual threads, thread_per_request is 0: a blocked virtual thread holds no carrier.)
     in_flight = min(conns, threads) if kv.get("thread_per_request") == "1" else conns
     rec = {
         "index": num(kv.get("index"), int),
+        "scenario": kv.get("scenario", "call"),
         "app": kv.get("app"),
         "container": kv.get("container"),
         "threads": threads,
+        "pool_mode": kv.get("pool_mode", "platform"),
         "wrk_threads": wt,
         "connections": conns,
         "duration_s": duration_s,
@@ -148,6 +199,8 @@ def cell_record(d, ceilings):
         "peak_threads": stats.get("peakThreads"),
     })
     rec.update(cpu_fields(kv, duration_s))
+    slow = slow_fields(kv, d) if rec["scenario"] != "call" else {}
+    rec.update({k: slow.get(k) for k in SLOW_KEYS})        # every cell has every key
     rec.update({
         "app_start": kv.get("app_start"),
         "prep_s": num(kv.get("prep_s")),
@@ -173,12 +226,17 @@ def load_run(run_dir):
                 "wall_s", "measured_s", "calibration_s"):
         if key in meta:
             meta[key] = num(meta[key], int)
-    for key in ("apps", "containers", "threads", "wrk_threads", "connections"):
+    for key in ("slow_clients", "slow_rate", "slow_bytes"):
+        if key in meta:
+            meta[key] = num(meta[key], int)
+    for key in ("apps", "containers", "threads", "wrk_threads", "connections", "scenarios"):
         if key in meta:
             meta[key] = meta[key].split()
-    for key in ("threads", "wrk_threads", "connections"):
+    for key in ("wrk_threads", "connections"):
         if key in meta:
             meta[key] = [int(v) for v in meta[key]]
+    if "threads" in meta:
+        meta["threads"] = [threads_value(v) for v in meta["threads"]]
     meta["calibration"] = calibration
     meta["run_dir"] = run_dir.resolve().name
     return {"meta": meta, "cells": cells}
@@ -225,6 +283,19 @@ def error_total(c):
     return None if errs is None else sum(errs.values())
 
 
+def slow_error_total(c):
+    errs = c.get("slow_errors")
+    return None if errs is None else sum(v for v in errs.values() if isinstance(v, int))
+
+
+def f_bytes_per_s(x):
+    if x is None:
+        return "—"
+    if x >= 1e6:
+        return f"{x / 1e6:.1f} MB/s"
+    return f"{x / 1e3:.1f} kB/s" if x >= 1e3 else f"{x:.0f} B/s"
+
+
 def summary_line(rec):
     """One line for bench.sh's progress output."""
     if rec["status"] != "ok":
@@ -244,8 +315,53 @@ def summary_line(rec):
     if rec.get("unfinished"):
         parts.append(f"{rec['unfinished']} unfinished")
     parts.append(f"handler threads {f_int(rec.get('handler_threads'))}")
+    if rec.get("scenario", "call") != "call":
+        parts.append(f"slow clients {f_bytes_per_s(rec.get('slow_bytes_per_s'))}, "
+                     f"{f_int(rec.get('slow_completed'))} completed, {f_int(slow_error_total(rec))} errors")
     parts.append(f"CPU {rec.get('cpu_box_pct')} %")
     return ", ".join(parts)
+
+
+def group_tables(w, cells, apps, containers, calibration, sleep_s, columns, values):
+    """One table per pool size x wrk setting: apps as rows, `columns` per container side by side
+    (`values(cell)` gives their texts); a FAILED or SKIPPED cell gets a note under its table."""
+    by_key = {(c["app"], c["container"], c["threads"], c["wrk_threads"], c["connections"]): c for c in cells}
+    groups = []
+    for c in cells:
+        g = (c["threads"], c["wrk_threads"], c["connections"])
+        if g not in groups:
+            groups.append(g)
+    groups.sort(key=lambda g: (threads_order(g[0]), g[2], g[1]))
+    for threads, wt, cn in groups:
+        cal = next((c for c in calibration if c["wrk_threads"] == wt and c["connections"] == cn), None)
+        ceiling = f"{cal['rps']:.1f} req/s" if cal and cal.get("rps") else "not measured"
+        w(f"\n### {threads_label(threads)} · wrk -t{wt} -c{cn}\n\n")
+        if isinstance(threads, int):
+            tpr = f"thread-per-request apps {min(cn, threads) / sleep_s:g} req/s"
+        else:
+            tpr = "thread-per-request apps too (a blocked virtual thread holds no carrier)"
+        w(f"Ceiling (wrk straight at remote-sleep): {ceiling}. Bound: {cn / sleep_s:g} req/s, {tpr}.\n\n")
+        n = len(columns)
+        head = "| app |" + "".join(f" {ct} {columns[0]} |" + "".join(f" {h} |" for h in columns[1:])
+                                   for ct in containers)
+        w(head + "\n|---|" + "---:|" * (n * len(containers)) + "\n")
+        notes = []
+        for app in apps:
+            row = f"| {app} |"
+            for ct in containers:
+                c = by_key.get((app, ct, threads, wt, cn))
+                if c is None:
+                    row += " |" * n
+                elif c["status"] != "ok":
+                    row += f" {'SKIPPED' if skipped(c) else 'FAILED'} |" + " |" * (n - 1)
+                    notes.append(f"{app} on {ct}: {c['status']}")
+                else:
+                    row += "".join(f" {v} |" for v in values(c))
+            w(row + "\n")
+        for note in notes:
+            w(f"\n- {note}")
+        if notes:
+            w("\n")
 
 
 def markdown(run):
@@ -258,6 +374,7 @@ def markdown(run):
     sleep_ms = meta.get("sleep_ms") or 0
     duration_s = meta.get("duration_s") or 0
     planned = meta.get("cells_planned")
+    scenarios = meta.get("scenarios") or ["call"]
 
     w(f"# Benchmark results: {meta.get('date', '?')}\n\n")
     done = f"{len(cells)} of {planned} cells" if planned and planned != len(cells) else f"{len(cells)} cells"
@@ -274,6 +391,17 @@ def markdown(run):
         ("pool sizes (threads that may run app code)", " ".join(map(str, meta.get("threads", [])))),
         ("wrk threads × connections", ", ".join(f"-t{t} -c{c}" for c in meta.get("connections", [])
                                                  for t in meta.get("wrk_threads", []))),
+    ]
+    if scenarios != ["call"]:
+        rows += [
+            ("scenarios", " ".join(scenarios)),
+            ("slow clients (slow-* scenarios)",
+             f"{meta.get('slow_clients')} clients, {meta.get('slow_rate')} bytes/s each, "
+             f"{meta.get('slow_bytes') or 'the default'} bytes each (default: slow-upload 4096, slow-download 16777216)"),
+        ]
+    if meta.get("left_out"):
+        rows.append(("left out of the matrix", meta["left_out"]))
+    rows += [
         ("duration / warm-up / wrk --timeout",
          f"{duration_s} s / {meta.get('warmup_s')} s (fresh apps only, unrecorded) / {meta.get('wrk_timeout_s')} s"),
         ("remote sleep", f"{sleep_ms} ms"),
@@ -301,7 +429,7 @@ def markdown(run):
         line = c.get("lab_line")
         if line:
             line = re.sub(r"\bapp=\S+", "app=<app>", line)
-            line = re.sub(r"\bthreads=\d+", "threads=<N>", line)
+            line = re.sub(r"\bthreads=v?\d+", "threads=<N>", line)
             line = re.sub(r"QueuedThreadPool max=\d+ \(\d+ for", "QueuedThreadPool max=<N+1> (<N> for", line)
             line = re.sub(r"maxThreads=\d+", "maxThreads=<N>", line)
             apps_seen = lab_lines.setdefault(line, [])
@@ -357,52 +485,57 @@ def markdown(run):
     w("- **CPU**: box = % of all cores busy during the cell; app / wrk = cores each used. wrk, the "
       "app and remote-sleep share this machine, so a box near 100 % means the load generator and "
       "the servers compete for CPU: then a short cell says more about the box than the model.\n")
+    if any(isinstance(t, str) for t in meta.get("threads", [])):
+        w("- **vN**: virtual threads on N carrier threads (JDK 21+). A thread-per-request app then "
+          "holds a virtual thread per request, not one of the N: its bound is connections / sleep, "
+          "like the non-blocking apps.\n")
+    if "netty" in containers:
+        w("- **netty**: WebFlux on Reactor Netty, its pool size = its event-loop threads; the servlet "
+          "apps do not run there.\n")
 
     # The comparison tables: one per pool size x wrk setting, apps as rows, containers side by side.
     w("\n## Results\n")
-    by_key = {(c["app"], c["container"], c["threads"], c["wrk_threads"], c["connections"]): c for c in cells}
-    groups = []
-    for c in cells:
-        g = (c["threads"], c["wrk_threads"], c["connections"])
-        if g not in groups:
-            groups.append(g)
-    groups.sort(key=lambda g: (g[0], g[2], g[1]))
-    for threads, wt, cn in groups:
-        cal = next((c for c in calibration if c["wrk_threads"] == wt and c["connections"] == cn), None)
-        ceiling = f"{cal['rps']:.1f} req/s" if cal and cal.get("rps") else "not measured"
-        w(f"\n### {threads} thread{'s' if threads != 1 else ''} · wrk -t{wt} -c{cn}\n\n")
-        w(f"Ceiling (wrk straight at remote-sleep): {ceiling}. Bound: {cn / sleep_s:g} req/s, "
-          f"thread-per-request apps {min(cn, threads) / sleep_s:g} req/s.\n\n")
-        head = "| app |" + "".join(f" {ct} req/s | % of ceiling | p99 | > 2 s | errors |" for ct in containers)
-        w(head + "\n|---|" + "---:|" * (5 * len(containers)) + "\n")
-        notes = []
-        for app in apps:
-            row = f"| {app} |"
-            for ct in containers:
-                c = by_key.get((app, ct, threads, wt, cn))
-                if c is None:
-                    row += " |" * 5
-                elif c["status"] != "ok":
-                    row += " FAILED | | | | |"
-                    notes.append(f"{app} on {ct}: {c['status']}")
-                else:
-                    row += (f" {f_rps(c['rps'])} | {f_pct(c['pct_of_ceiling'])} | {f_lat(c['p99_ms'])} |"
-                            f" {f_int(c['slow_2s'])} | {f_int(error_total(c))} |")
-            w(row + "\n")
-        for n in notes:
-            w(f"\n- {n}")
-        if notes:
-            w("\n")
+    group_tables(w, [c for c in cells if c.get("scenario", "call") == "call"], apps, containers, calibration,
+                 sleep_s, ["req/s", "% of ceiling", "p99", "> 2 s", "errors"],
+                 lambda c: [f_rps(c["rps"]), f_pct(c["pct_of_ceiling"]), f_lat(c["p99_ms"]), f_int(c["slow_2s"]),
+                            f_int(error_total(c))])
+    for scenario in scenarios:
+        if scenario == "call":
+            continue
+        slow = [c for c in cells if c.get("scenario") == scenario]
+        example = slow[0] if slow else {}
+        what = "send a POST body of" if scenario == "slow-upload" else "read a response of"
+        w(f"\n## Slow clients: {scenario}\n\n")
+        w(f"During each cell {f_int(example.get('slow_clients'))} clients {what} "
+          f"{f_int(example.get('slow_bytes'))} bytes at {f_int(example.get('slow_rate'))} bytes/s each "
+          f"(bench/slowclients.py), started before wrk and still running when it stops; wrk sends the "
+          f"same normal `GET /call` traffic as in the tables above. **req/s**, **% of ceiling**, "
+          f"**p99** and **errors** are wrk's normal traffic (its ceiling is the same calibration, "
+          f"without slow clients); **slow B/s**, **slow done** and **slow err.** are what the slow "
+          f"clients measured (slow.json: bytes_per_s, completed, errors); **handler** and "
+          f"**client** count the app's threads that ran application code and handled the remote's "
+          f"answer.\n")
+        group_tables(w, slow, apps, containers, calibration, sleep_s,
+                     ["req/s", "% of ceiling", "p99", "errors", "slow B/s", "slow done", "slow err.",
+                      "handler", "client"],
+                     lambda c: [f_rps(c["rps"]), f_pct(c["pct_of_ceiling"]), f_lat(c["p99_ms"]),
+                                f_int(error_total(c)), f_bytes_per_s(c.get("slow_bytes_per_s")),
+                                f_int(c.get("slow_completed")), f_int(slow_error_total(c)),
+                                f_int(c.get("handler_threads")), f_int(c.get("client_threads"))])
 
     w("\n## All cells\n\n")
-    w("| # | app | container | threads | wrk -t | -c | requests | req/s | bound | ceiling | % ceil. "
+    # The scenario column only when a run has more than the plain call scenario.
+    show_scenario = any(c.get("scenario", "call") != "call" for c in cells)
+    w("| # |" + (" scenario |" if show_scenario else "") + " app | container | threads | wrk -t | -c | requests "
+      "| req/s | bound | ceiling | % ceil. "
       "| resp./conn. | avg | p50 | p90 | p99 | max | timeouts | > 2 s | errors c/r/w/s | unfinished | handler thr. "
       "| client thr. | peak thr. | CPU box | CPU app | CPU wrk | app | status |\n")
-    w("|---:|---|---|" + "---:|" * 23 + "---|---|\n")
+    w("|---:|" + ("---|" if show_scenario else "") + "---|---|" + "---:|" * 23 + "---|---|\n")
     for c in sorted(cells, key=lambda c: c["index"] or 0):
         e = c.get("errors")
         errs = "/".join(str(e[k]) for k in ("connect", "read", "write", "status")) if e else "—"
-        w(f"| {c['index']} | {c['app']} | {c['container']} | {c['threads']} | {c['wrk_threads']} | "
+        scenario = f" {c.get('scenario', 'call')} |" if show_scenario else ""
+        w(f"| {c['index']} |{scenario} {c['app']} | {c['container']} | {c['threads']} | {c['wrk_threads']} | "
           f"{c['connections']} | {f_int(c['requests'])} | {f_rps(c['rps'])} | {c['bound_rps']:g} | "
           f"{f_rps(c['ceiling_rps'])} | {f_pct(c['pct_of_ceiling'])} | {per_connection(c)} | "
           f"{f_lat(c.get('latency_avg_ms'))} | "
@@ -428,13 +561,15 @@ def markdown(run):
 
 
 CSV_FIELDS = [
-    "index", "app", "container", "threads", "wrk_threads", "connections", "duration_s", "sleep_ms",
+    "index", "scenario", "app", "container", "threads", "pool_mode", "wrk_threads", "connections",
+    "duration_s", "sleep_ms",
     "requests", "rps", "bound_rps", "ceiling_rps", "pct_of_ceiling", "latency_avg_ms", "p50_ms",
     "p90_ms", "p99_ms", "max_ms", "timeouts", "slow_2s", "errors_connect", "errors_read",
     "errors_write", "errors_status", "unfinished", "max_in_flight", "handler_threads",
     "client_threads", "peak_threads", "cpu_box_pct", "cpu_app_cores", "cpu_remote_cores",
-    "cpu_wrk_cores", "app_start", "status",
-]
+    "cpu_wrk_cores", "slow_clients", "slow_bytes", "slow_rate", "side_load_exit", "slow_connected",
+    "slow_bytes_moved", "slow_bytes_per_s", "slow_completed",
+] + [f"slow_errors_{k}" for k in SLOW_ERRORS] + ["app_start", "status"]
 
 
 def csv_text(run):
@@ -445,6 +580,8 @@ def csv_text(run):
         row = dict(c)
         for k, v in (c.get("errors") or {}).items():
             row[f"errors_{k}"] = v
+        for k, v in (c.get("slow_errors") or {}).items():
+            row[f"slow_errors_{k}"] = v
         writer.writerow(row)
     return out.getvalue()
 
@@ -456,6 +593,26 @@ def write_atomically(path, text):
     os.replace(tmp, path)
 
 
+def update(run_dir, summary_dir=None):
+    """Rewrite results.json, .csv and .md of run_dir; with summary_dir (a cell or calibration
+    cell), return its one-line summary."""
+    run_dir = Path(run_dir)
+    run = load_run(run_dir)
+    write_atomically(run_dir / "results.json", json.dumps(run, indent=2) + "\n")
+    write_atomically(run_dir / "results.csv", csv_text(run))
+    write_atomically(run_dir / "results.md", markdown(run))
+    if summary_dir is None:
+        return None
+    d = Path(summary_dir)
+    if d.parent.name == "calibration":
+        rec = calibration_record(d)
+    else:
+        ceilings = {(c["wrk_threads"], c["connections"]): c.get("rps")
+                    for c in run["meta"]["calibration"] if c["status"] == "ok"}
+        rec = cell_record(d, ceilings)
+    return summary_line(rec)
+
+
 def main(argv):
     if len(argv) not in (2, 4) or (len(argv) == 4 and argv[2] != "--summary") or argv[1] in ("-h", "--help"):
         print("Usage: bench/report.py RUN_DIR [--summary CELL_DIR]", file=sys.stderr)
@@ -464,19 +621,9 @@ def main(argv):
     if not (run_dir / "meta.txt").exists():
         print(f"ERROR: {run_dir} is not a bench run directory (no meta.txt)", file=sys.stderr)
         return 2
-    run = load_run(run_dir)
-    write_atomically(run_dir / "results.json", json.dumps(run, indent=2) + "\n")
-    write_atomically(run_dir / "results.csv", csv_text(run))
-    write_atomically(run_dir / "results.md", markdown(run))
-    if len(argv) == 4:
-        d = Path(argv[3])
-        if d.parent.name == "calibration":
-            rec = calibration_record(d)
-        else:
-            ceilings = {(c["wrk_threads"], c["connections"]): c.get("rps")
-                        for c in run["meta"]["calibration"] if c["status"] == "ok"}
-            rec = cell_record(d, ceilings)
-        print(summary_line(rec))
+    summary = update(run_dir, argv[3] if len(argv) == 4 else None)
+    if summary is not None:
+        print(summary)
     return 0
 
 

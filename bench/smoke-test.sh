@@ -2,7 +2,9 @@
 #
 # smoke-test.sh - the bench harness end to end on a tiny matrix (run by `make test`, ~1 min).
 #
-# Checks that bad settings exit 2 and start nothing; runs async-servlet and sync-servlet on both
+# Checks that bad settings exit 2 and start nothing; runs the Python unit tests (bench/test_bench.py:
+# settings, matrix, report.py and compare.py on a hand-made run); checks that SIGTERM stops a run
+# with exit 143 and leaves nothing listening; runs async-servlet and sync-servlet on both
 # containers with 1 thread, 10 connections, 2 s cells and a 200 ms remote; then checks the files,
 # the JSON fields, the model (async >= 50 % of the ceiling, sync <= 2x its Little's-law bound,
 # 1 handler thread), `make compare`, and shellcheck when it is installed.
@@ -62,8 +64,40 @@ check "unknown app" bad_setting APPS=no-such-app
 check "THREADS=0" bad_setting THREADS=0
 check "WRK_THREADS > CONNECTIONS" bad_setting WRK_THREADS=20 CONNECTIONS=10
 check "DURATION=abc" bad_setting DURATION=abc
-check "unknown container" bad_setting CONTAINERS=netty
+check "unknown container" bad_setting CONTAINERS=undertow
+check "THREADS=v0" bad_setting THREADS=v0
+check "THREADS=x1" bad_setting THREADS=x1
+check "unknown scenario" bad_setting SCENARIO=no-such-scenario
+check "SLOW_CLIENTS=0" bad_setting SLOW_CLIENTS=0
+check "SLOW_RATE=abc" bad_setting SLOW_RATE=abc
+check "a matrix left with no cell (netty runs webflux only)" bad_setting APPS=sync-servlet CONTAINERS=netty
 check "--help prints the usage and exits 0" bash -c './bench.sh --help | grep -q "^Usage: "'
+
+echo "== the Python side: byte-compiles, unit tests"
+check "every bench Python file compiles" \
+    python3 -c 'import sys; [compile(open(f).read(), f, "exec") for f in sys.argv[1:]]' bench/*.py bench/labbench/*.py
+check "bench/test_bench.py (settings, matrix, report.py, compare.py)" \
+    env PYTHONPATH=bench python3 -m unittest discover -s bench -p 'test_*.py'
+
+# sigterm_stops_the_run: TERM during the calibration cell must stop remote-sleep and wrk (exit
+# 143, the "stopped" line) and keep the run directory. A TERM, not a Ctrl-C: a background job
+# of a script starts with SIGINT ignored (lab-notes trap 22).
+sigterm_stops_the_run() {
+    local rc=0 pid
+    APPS=async-servlet CONTAINERS=jetty THREADS=1 WRK_THREADS=1 CONNECTIONS=1 DURATION=5s SLEEP_MS=200 \
+        RESULTS_DIR="$TMP/term" ./bench.sh >"$TMP/term.out" 2>&1 &
+    pid=$!
+    for _ in {1..600}; do grep -q '^  \$ wrk' "$TMP/term.out" && break; sleep 0.1; done
+    kill -TERM "$pid"
+    wait "$pid" || rc=$?
+    cat "$TMP/term.out"
+    [[ $rc == 143 ]] || { echo "exit code $rc, expected 143"; return 1; }
+    grep -q '^stopped (exit 143); finished cells are in ' "$TMP/term.out" || { echo "no 'stopped' line"; return 1; }
+    [[ -s "$TMP/term/latest/results.md" ]] || { echo "no results.md"; return 1; }
+    nothing_listens
+}
+echo "== SIGTERM stops a run and everything it started"
+check "SIGTERM: exit 143, results kept, nothing left listening" sigterm_stops_the_run
 
 echo "== a tiny matrix (4 cells + 1 calibration, about 40 s)"
 export APPS="async-servlet sync-servlet" CONTAINERS="jetty tomcat" THREADS=1 WRK_THREADS=10 \
@@ -96,7 +130,7 @@ for c in bad:
 sys.exit(1 if bad or not cells else 0)
 EOF
 }
-FIELDS="app container threads wrk_threads connections duration_s requests rps bound_rps ceiling_rps
+FIELDS="scenario app container threads pool_mode wrk_threads connections duration_s requests rps bound_rps ceiling_rps
  pct_of_ceiling latency_avg_ms p50_ms p90_ms p99_ms max_ms timeouts slow_2s errors unfinished
  handler_threads peak_threads status"
 check "results.json has meta and 4 cells" python3 -c "
@@ -105,6 +139,8 @@ assert isinstance(r['meta'], dict) and len(r['cells']) == 4, r.keys()"
 check "every cell has the issue's fields" check_json \
     "all(k in c for k in '''$FIELDS'''.split()) and all(k in c['errors'] for k in ('connect', 'read', 'write', 'status'))"
 check "every cell's status is ok" check_json "c['status'] == 'ok'"
+check "call cells: scenario call, platform pool, threads an int" check_json \
+    "c['scenario'] == 'call' and c['pool_mode'] == 'platform' and c['threads'] == 1"
 check "async cells reach >= 50 % of the ceiling" check_json \
     "c['app'] != 'async-servlet' or (c['pct_of_ceiling'] or 0) >= 50"
 check "sync cells stay <= 2x their bound (1 thread / 200 ms = 5 req/s)" check_json \
@@ -115,7 +151,8 @@ check "results.md has a table per pool size x wrk setting" grep -q '^### 1 threa
 echo "== make compare"
 check "make compare A=run B=run prints a table with every cell" bash -c "
     make -s compare A='$RUN' B='$RUN/results.json' >'$TMP/compare.md' && cat '$TMP/compare.md' &&
-    grep -q '^| app | container |' '$TMP/compare.md' && (( \$(grep -c '^| [a-z]*-servlet |' '$TMP/compare.md') == 4 ))"
+    grep -q '^| scenario | app | container |' '$TMP/compare.md' &&
+    (( \$(grep -c '^| call | [a-z]*-servlet |' '$TMP/compare.md') == 4 ))"
 check "make compare without B exits 2 with the usage" bash -c "
     rc=0; make -s compare A='$RUN' 2>'$TMP/c.err' || rc=\$?; cat '$TMP/c.err';
     [[ \$rc != 0 ]] && grep -q 'Usage: make compare' '$TMP/c.err'"

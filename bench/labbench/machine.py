@@ -1,0 +1,171 @@
+"""Check the machine before a run: tools, JDK, free ports, `ulimit -n`, up-to-date jars.
+
+Anything wrong here is the environment's fault, not a setting's: Fatal (ERROR, exit 1) with
+what to do about it.
+"""
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import procs
+from .settings import MODULE_OF
+
+SLOWCLIENTS = Path("bench/slowclients.py")   # the side load of the slow-* scenarios
+
+
+class Fatal(Exception):
+    """Something in the environment is wrong: main prints ERROR + this, exit 1."""
+
+
+@dataclass
+class Machine:
+    java: str           # the java binary every server runs on
+    java_home: str
+    java_version: str   # the first line of `java -version`
+    java_major: int
+    nofile: str         # ulimit -n after raising it ("unlimited" or a number)
+    hard_nofile: str
+
+
+def check(s):
+    """Every check, in order; builds the jars when they are stale. Returns what was found."""
+    ensure_tools(["wrk"])
+    java_home = subprocess.run(["bench/java-home.sh"], stdout=subprocess.PIPE, text=True).stdout.strip()
+    if not java_home:
+        raise Fatal("no JDK: set JAVA_HOME")
+    os.environ["JAVA_HOME"] = java_home          # the build and every server use it
+    java = f"{java_home}/bin/java"
+    try:
+        lines = subprocess.run([java, "-version"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               text=True).stdout.splitlines()
+    except OSError as e:
+        raise Fatal(f"{java}: {e.strerror} (set JAVA_HOME)")
+    version = lines[0] if lines else "?"
+    m = re.search(r'version "(\d+)', version)
+    major = int(m.group(1)) if m else 0
+    if major < 17:
+        raise Fatal(f"{java} is '{version}'; the lab needs JDK 17+ (set JAVA_HOME)")
+    if any(sc != "call" for sc in s.scenarios) and not SLOWCLIENTS.exists():
+        raise Fatal(f"{SLOWCLIENTS} not found: SCENARIO={' '.join(s.scenarios)} needs it for its slow clients")
+
+    for name, port in (("REMOTE_PORT", s.remote_port), ("APP_PORT", s.app_port), ("ADMIN_PORT", s.admin_port)):
+        if procs.port_open(port):
+            raise Fatal(f"port {port} ({name}) is in use on 127.0.0.1: stop what holds it or set {name}")
+
+    nofile, hard = raise_nofile()
+    max_conns = max(s.connections)
+    if nofile != "unlimited" and int(nofile) < 2 * max_conns + 256:
+        print(f"WARNING: ulimit -n is {nofile}, too low for {max_conns} connections (app: 2 per request)",
+              file=sys.stderr)
+
+    build_if_stale(s, java_home)
+    return Machine(java, java_home, version, major, nofile, hard)
+
+
+def ensure_tools(tools):
+    """Missing tools: install Debian's packages when we are root with apt, else say how."""
+    missing = [t for t in tools if not shutil.which(t)]
+    if not missing:
+        return
+    names = " ".join(missing)
+    if os.geteuid() == 0 and shutil.which("apt-get"):
+        print(f"installing {names} with apt-get")
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")   # no prompt: it has no terminal
+        if procs.run(["apt-get", "update", "-qq"], env=env) != 0 or \
+                procs.run(["apt-get", "install", "-y", "-qq"] + missing, out="/dev/null", env=env) != 0:
+            raise Fatal(f"apt-get install {names} failed")
+    else:
+        raise Fatal(f"{names} not found: install it (Debian/Ubuntu: sudo apt-get install -y {names})")
+
+
+def raise_nofile():
+    """Every connection is a file descriptor in wrk, in the app (plus its client connections) and
+    in remote-sleep (lab-notes trap 13): raise the soft limit to the hard one; children inherit it."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != hard:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+        except (ValueError, OSError):
+            pass
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+
+    def text(n):
+        return "unlimited" if n == resource.RLIM_INFINITY else str(n)
+    return text(soft), text(hard)
+
+
+def newest_mtime(paths):
+    newest = 0.0
+    for path in paths:
+        if path.is_file():
+            newest = max(newest, path.stat().st_mtime)
+        for root, _dirs, files in os.walk(path):
+            for f in files:
+                newest = max(newest, os.stat(os.path.join(root, f)).st_mtime)
+    return newest
+
+
+def build_if_stale(s, java_home):
+    """Build when a jar is missing or older than any source or pom (tests are `make test`'s job)."""
+    modules = ["remote-sleep"]
+    for app in s.apps:
+        if MODULE_OF[app] not in modules:
+            modules.append(MODULE_OF[app])
+    stale = []
+    for m in modules:
+        jar = Path(m, "target", f"{m}.jar")
+        sources = [Path("pom.xml"), Path(m, "pom.xml"), Path(m, "src"), Path("lab-common/pom.xml"),
+                   Path("lab-common/src")]
+        if not jar.is_file() or newest_mtime(sources) > jar.stat().st_mtime:
+            stale.append(m)
+    if not stale:
+        return
+    if not shutil.which("mvn"):
+        raise Fatal(f"the jars of {' '.join(stale)} need a build and mvn is not installed "
+                    f"(Debian: apt-get install -y maven)")
+    print(f"building (jars missing or older than sources: {' '.join(stale)}): mvn -B -q package -DskipTests")
+    if procs.run(["mvn", "-B", "-q", "-Dstyle.color=never", "package", "-DskipTests"]) != 0:
+        raise Fatal(f"the build failed; run: JAVA_HOME={java_home} mvn -B package -DskipTests")
+
+
+def facts(s, m):
+    """What meta.txt records about the environment, in its order after the settings."""
+    def pom_version(name):
+        found = re.search(rf"<{name}>(.*)</{name}>", Path("pom.xml").read_text())
+        return found.group(1) if found else ""
+
+    def first_line(cmd, stderr=subprocess.STDOUT):
+        try:
+            out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=stderr, text=True).stdout
+        except OSError:
+            return ""
+        return out.splitlines()[0] if out else ""
+
+    def read(path, default="?"):
+        try:
+            return Path(path).read_text().strip()
+        except OSError:
+            return default
+
+    cpu_model = re.search(r"^model name\s*: (.*)$", read("/proc/cpuinfo", ""), re.M)
+    os_name = re.search(r'^PRETTY_NAME="?([^"\n]*)"?$', read("/etc/os-release", ""), re.M)
+    git = first_line(["git", "rev-parse", "--short", "HEAD"], stderr=subprocess.DEVNULL) or "none"
+    if git != "none" and first_line(["git", "status", "--porcelain"], stderr=subprocess.DEVNULL):
+        git += " (uncommitted changes)"
+    return {
+        "jdk": f"{m.java_version} ({m.java_home})",
+        "jetty": pom_version("jetty.version"),
+        "tomcat": pom_version("tomcat.version"),
+        "spring": pom_version("spring.version"),
+        "wrk": first_line(["wrk", "-v"]).split(" Copyright")[0],
+        "cpu": f"{len(os.sched_getaffinity(0))} x {cpu_model.group(1) if cpu_model else 'unknown'}",
+        "os": f"{os_name.group(1) if os_name else os.uname().sysname}, kernel {os.uname().release}",
+        "nofile": m.nofile,
+        "somaxconn": read("/proc/sys/net/core/somaxconn"),
+        "git": git,
+    }

@@ -1,0 +1,163 @@
+"""The bench, top to bottom: settings, machine, run directory, remote-sleep and calibration, the
+cells, the end. Ctrl-C or TERM at any point stops exactly the processes we started and keeps
+every finished cell (the reports are rewritten on the way out)."""
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+import report                        # bench/report.py: bench/ is on sys.path (bench.sh sets it)
+
+from . import machine, procs, rundir
+from .cells import App, Lab, calibrate, plan, run_cell
+from .machine import Fatal
+from .rundir import put
+from .settings import UsageError, parse, usage
+
+
+class Stopped(Exception):
+    """A signal asked us to stop: exit with 128 + its number (130 for Ctrl-C, 143 for TERM)."""
+
+    def __init__(self, code):
+        super().__init__(code)
+        self.code = code
+
+
+def stop_on_signal(signum, _frame):
+    # The first signal decides; the cleanup it triggers then runs undisturbed (it is bounded:
+    # at most ~5 s per process still running).
+    for sig in procs.STOP_SIGNALS:
+        signal.signal(sig, signal.SIG_IGN)
+    raise Stopped(128 + signum)
+
+
+def human_time(s):
+    """612 -> 10m12s"""
+    return f"{s // 60}m{s % 60:02d}s" if s >= 60 else f"{s}s"
+
+
+def main(argv):
+    sys.stdout.reconfigure(line_buffering=True)   # progress lines in order with the children's output
+    os.chdir(Path(__file__).resolve().parents[2])  # the repository: jars, bench/, RESULTS_DIR are relative to it
+    if argv[:1] in (["-h"], ["--help"]):
+        print(usage(os.environ))
+        return 0
+    try:
+        if argv:
+            raise UsageError(f"unknown argument '{argv[0]}' (settings are environment variables)")
+        s = parse(os.environ)
+        cells, left_out = plan(s)
+        if not cells:
+            raise UsageError("no cell to run: " + "; ".join(left_out))
+    except UsageError as e:
+        print(f"ERROR: {e}", file=sys.stderr)
+        print(usage(os.environ), file=sys.stderr)
+        return 2
+
+    for sig in procs.STOP_SIGNALS:
+        signal.signal(sig, stop_on_signal)
+    run_dir, rc = None, 0
+    try:
+        m = machine.check(s)
+        run_dir = start_run(s, m, cells, left_out)
+        rc = run(Lab(s, m, run_dir), cells)
+    except Fatal as e:
+        print(f"ERROR: {e}", file=sys.stderr)
+        rc = 1
+    except Stopped as e:
+        rc = e.code
+    except Exception:
+        rc = 1                                # a bug: clean up, say where the cells are, then the traceback
+        raise
+    finally:
+        for sig in procs.STOP_SIGNALS:        # cleanup: kill exactly what we started, keep every finished cell
+            signal.signal(sig, signal.SIG_IGN)
+        procs.stop_all()
+        if run_dir is not None:
+            try:
+                report.update(run_dir)
+            except Exception as e:            # keep the exit code and the message below
+                print(f"WARNING: the reports were not rewritten: {e!r}", file=sys.stderr)
+            if rc != 0:
+                print(f"stopped (exit {rc}); finished cells are in {run_dir}/results.md", file=sys.stderr)
+    return rc
+
+
+def start_run(s, m, cells, left_out):
+    """The run directory with its meta.txt, and the environment printed; returns the directory."""
+    run_dir, now = rundir.create(s.results_dir)
+    facts = machine.facts(s, m)
+    meta = run_dir / "meta.txt"
+    put(meta, date=now.strftime("%Y-%m-%dT%H:%M:%SZ"), apps=" ".join(s.apps), containers=" ".join(s.containers),
+        threads=" ".join(s.threads), wrk_threads=" ".join(map(str, s.wrk_threads)),
+        connections=" ".join(map(str, s.connections)), scenarios=" ".join(s.scenarios),
+        slow_clients=s.slow_clients, slow_rate=s.slow_rate, slow_bytes=s.raw["SLOW_BYTES"],
+        duration_s=s.duration_s, sleep_ms=s.sleep_ms, wrk_timeout_s=s.wrk_timeout_s, warmup_s=s.warmup_s,
+        java_opts=s.raw["JAVA_OPTS"], app_args=s.raw["APP_ARGS"], app_cds="on" if m.java_major >= 19 else "off",
+        **facts, left_out="; ".join(left_out))
+    print(f"""== environment
+  date:      {now.strftime("%Y-%m-%dT%H:%M:%SZ")}
+  JDK:       {facts['jdk']}
+  versions:  Jetty {facts['jetty']}, Tomcat {facts['tomcat']}, Spring {facts['spring']}
+  wrk:       {facts['wrk']}
+  CPU, OS:   {facts['cpu']}; {facts['os']}
+  limits:    ulimit -n {m.nofile} (hard {m.hard_nofile}), somaxconn {facts['somaxconn']}
+  ports:     remote {s.remote_port}, app {s.app_port}, admin {s.admin_port} on 127.0.0.1: free
+  source:    {facts['git']}
+  results:   {run_dir}""")
+    for sentence in left_out:
+        print(f"== left out of the matrix: {sentence}")
+    return run_dir
+
+
+def run(lab, cells):
+    """remote-sleep, the calibration cells, every cell, the closing lines; 1 if a cell FAILED."""
+    s, m, run_dir = lab.s, lab.m, lab.run_dir
+    start = time.monotonic()
+
+    # 1. remote-sleep, the slow backend, once for the whole run, and the calibration cells.
+    log = run_dir / "logs" / "remote-sleep.log"
+    lab.remote = procs.start([m.java, *s.java_opts, "-jar", "remote-sleep/target/remote-sleep.jar", "--host",
+                              "127.0.0.1", "--port", str(s.remote_port), "--delay-ms", str(s.sleep_ms)], out=log)
+    reason = procs.wait_ready(lab.remote, lab.url(s.remote_port, "/stats"), log, [s.remote_port], s.start_timeout)
+    if reason:
+        raise Fatal(f"remote-sleep: {reason}")
+    listening = next((line for line in procs.read_lines(log) if "listening" in line),
+                     f"remote-sleep: pid {lab.remote.pid}")
+    print(f"== {listening}")
+    calibrations = calibrate(lab, lambda d: report.update(run_dir, d))
+
+    # 2. the cells; the reports are rewritten after each one, so a Ctrl-C keeps what finished.
+    total = len(cells)
+    to_measure = [c for c in cells if not c.skip_reason(m.java_major)]
+    put(run_dir / "meta.txt", cells_planned=total)
+    print(f"== {total} cells, {s.duration_s}s each")
+    app = App(lab)
+    failed = skipped = measured = 0
+    cells_start = time.monotonic()
+    for cell in cells:
+        status = run_cell(lab, app, cell)
+        if status.startswith("SKIPPED"):
+            skipped += 1
+        else:
+            measured += 1
+            failed += status != "ok"
+        summary = report.update(run_dir, run_dir / "cells" / cell.dir_name)
+        elapsed = int(time.monotonic() - cells_start)
+        eta = elapsed * (len(to_measure) - measured) // measured if measured else 0
+        print(f"[{cell.index}/{total}] {cell.label} … {summary}  "
+              f"(elapsed {human_time(elapsed)}, ETA {human_time(eta)})")
+    app.stop()
+
+    # 3. the end: where the results are, and what the harness cost.
+    wall_s = int(time.monotonic() - start)
+    measured_s = measured * s.duration_s
+    calibration_s = calibrations * s.duration_s
+    put(run_dir / "meta.txt", wall_s=wall_s, measured_s=measured_s, calibration_s=calibration_s)
+    report.update(run_dir)
+    counts = f"{failed} FAILED" + (f", {skipped} SKIPPED" if skipped else "")
+    print(f"== done: {total} cells ({counts}) in {human_time(wall_s)}: {human_time(measured_s)} measured in cells"
+          f" + {human_time(calibration_s)} calibration = {wall_s / measured_s if measured_s else 0:.2f}x the measured time")
+    print(f"   results: {run_dir}/results.md (also results.json, results.csv, cells/*/wrk.txt, logs/)")
+    return 1 if failed else 0

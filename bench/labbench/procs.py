@@ -1,0 +1,202 @@
+"""The processes we start (servers, wrk, side loads, the build), how we stop them, and how we
+talk to the servers: readiness, /stats, CPU ticks from /proc.
+
+Every child starts in a process group of its own, so a Ctrl-C in the terminal reaches only the
+harness, which then stops each child in order (an app gets its TERM and writes its class-data
+archive). The price: nothing else stops them, so every child is on CHILDREN from before it can
+run until it has been reaped, and stop_all() (main's cleanup) stops what is left, by group id =
+the child's own PID: exactly what we started, never a name.
+"""
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from http.client import HTTPException
+
+CHILDREN = []                 # started and not yet reaped: what stop_all() stops
+CLK_TCK = os.sysconf("SC_CLK_TCK")   # /proc/PID/stat counts CPU time in these ticks
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@contextlib.contextmanager
+def signals_held():
+    """Hold Ctrl-C / TERM for a moment (they arrive right after): a child is never started or
+    reaped without CHILDREN knowing."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+
+
+def _in_child():
+    """Runs in the child before exec: a group of its own, and the signals we held unblocked
+    (a signal mask survives exec, and a child that cannot get TERM cannot be stopped)."""
+    os.setpgid(0, 0)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+
+
+def start(cmd, out=None, env=None):
+    """Start cmd with its stdout and stderr in the file `out` (None: ours)."""
+    with signals_held():
+        log = open(out, "wb") if out else None
+        try:
+            p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log,
+                                 stderr=subprocess.STDOUT if log else None, env=env, preexec_fn=_in_child)
+        finally:
+            if log:
+                log.close()
+        CHILDREN.append(p)
+    return p
+
+
+def wait(p, timeout=None):
+    """Wait for p to exit (at most `timeout` seconds); its exit code, or None if still running."""
+    try:
+        p.wait(timeout)
+    except subprocess.TimeoutExpired:
+        return None
+    _forget(p)
+    return p.returncode
+
+
+def _forget(p):
+    with signals_held():
+        if p in CHILDREN:
+            CHILDREN.remove(p)
+
+
+def run(cmd, out=None, env=None):
+    """Start cmd and wait for it: its exit code."""
+    return wait(start(cmd, out, env))
+
+
+def alive(p):
+    if p is None:
+        return False
+    with signals_held():
+        running = p.poll() is None
+    if not running:
+        _forget(p)
+    return running
+
+
+def _signal(p, sig):
+    if p.returncode is None:          # never signal a reaped PID: it may be someone else's now
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(p.pid, sig)
+
+
+def stop(p, sig=signal.SIGTERM, grace_s=5.0):
+    """Stop a process we started: `sig` (TERM, or KILL for a server whose shutdown we need
+    nothing from) to its group, up to grace_s seconds, then KILL; reap it."""
+    if p is None:
+        return
+    if p.returncode is not None:
+        _forget(p)
+        return
+    _signal(p, sig)
+    if wait(p, grace_s) is None:
+        _signal(p, signal.SIGKILL)
+        wait(p)
+
+
+def stop_all():
+    """Stop every child still running, the newest first (an app before remote-sleep)."""
+    for p in list(reversed(CHILDREN)):
+        stop(p)
+
+
+# ---------------------------------------------------------------- talking to the servers
+
+# Never through a proxy: every URL here is 127.0.0.1, and http_proxy may be set.
+_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def http(url, method="GET", timeout=5.0):
+    """(status, body bytes) of a local URL; raises OSError when it does not answer."""
+    req = urllib.request.Request(url, method=method, data=b"" if method == "POST" else None)
+    try:
+        with _OPENER.open(req, timeout=timeout) as r:
+            return r.status, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+    except HTTPException as e:            # a broken answer: as bad as none
+        raise OSError(f"bad HTTP answer: {e!r}") from e
+
+
+def get_json(url):
+    """The JSON a URL answers with 2xx, or None."""
+    try:
+        status, body = http(url)
+        return json.loads(body) if status < 300 else None
+    except (OSError, ValueError):
+        return None
+
+
+def port_open(port):
+    """True when something accepts TCP connections on 127.0.0.1:port."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+def wait_ready(p, stats_url, log, ports, timeout_s):
+    """Wait until a server answers: its process lives, every port accepts, and the stats URL
+    answers. Polls every 50 ms; None when ready, else the reason."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if not alive(p):
+            lines = read_lines(log)
+            first_error = next((line for line in lines if "ERROR" in line or "Exception" in line), None)
+            return f"exited at start: {first_error or (lines[-1] if lines else '')}"
+        if all(port_open(port) for port in ports) and get_json(stats_url) is not None:
+            return None
+        time.sleep(0.05)
+    return f"did not answer within {timeout_s}s (see {log.parent.name}/{log.name})"
+
+
+def wait_drained(stats_url, timeout_s):
+    """Wait (at most timeout_s) until the server has nothing in flight and nothing queued for a
+    pool thread (remote-sleep reports no queue). True when drained."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        stats = get_json(stats_url) or {}
+        if stats.get("inFlight") == 0 and stats.get("queued", 0) == 0:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def read_lines(path):
+    try:
+        return path.read_text(errors="replace").splitlines()
+    except OSError:
+        return []
+
+
+# ---------------------------------------------------------------- CPU from /proc
+
+def proc_ticks(p):
+    """user+system CPU ticks process p has used so far (fields 14 and 15 of /proc/PID/stat)."""
+    try:
+        stat = open(f"/proc/{p.pid}/stat").read()
+    except (OSError, AttributeError):
+        return 0
+    fields = stat.rpartition(") ")[2].split()   # drop "pid (comm) ": comm may hold spaces
+    return int(fields[11]) + int(fields[12])
+
+
+def box_ticks():
+    """(busy, total) jiffies of the whole box, from the first line of /proc/stat."""
+    with open("/proc/stat") as f:
+        user, nice, system, idle, iowait, irq, softirq, steal = map(int, f.readline().split()[1:9])
+    busy = user + nice + system + irq + softirq + steal
+    return busy, busy + idle + iowait

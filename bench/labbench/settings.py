@@ -1,0 +1,233 @@
+"""The bench's settings: environment variables, their defaults, the usage text, and validation.
+
+Every setting is checked here, before anything starts: a bad one is an ERROR + usage, exit 2.
+The matrix is data: override any default from the environment, eg, THREADS="1 8 200" ./bench.sh
+(lists are space- or comma-separated); an empty or unset variable keeps its default.
+"""
+import re
+from dataclasses import dataclass
+from typing import List, Optional
+
+# The defaults: the reference experiment.
+DEFAULTS = {
+    "APPS": "sync-servlet sync-mvc async-servlet async-mvc nio-servlet webflux",
+    "CONTAINERS": "jetty tomcat",
+    "THREADS": "1 200",        # threads that may run application code (--threads of every app); vN = virtual
+    "WRK_THREADS": "10 100",   # wrk -t
+    "CONNECTIONS": "100",      # wrk -c
+    "SCENARIO": "call",        # what else happens during a cell (SCENARIOS below); a list runs each in turn
+    "SLOW_CLIENTS": "10",      # slow-* scenarios: how many slow clients run beside wrk
+    "SLOW_RATE": "1000",       # bytes per second each slow client sends or reads
+    "SLOW_BYTES": "",          # bytes each slow client sends or reads; empty = the scenario's default
+    "DURATION": "10s",         # wrk -d for every measured cell
+    "SLEEP_MS": "1000",        # remote-sleep's delay: what every /call waits for
+    "WRK_TIMEOUT": "",         # wrk --timeout; empty = DURATION + 20 s (see below)
+    "WARMUP": "1s",            # unrecorded warm-up of a freshly started app (fast calls); 0 = none
+    "REMOTE_PORT": "9000",
+    "APP_PORT": "8080",
+    "ADMIN_PORT": "8081",
+    "RESULTS_DIR": "results",  # runs go to $RESULTS_DIR/<UTC stamp>/, $RESULTS_DIR/latest links the last
+    "START_TIMEOUT": "60",     # seconds a server may take to answer after its start
+    "JAVA_OPTS": "",           # extra JVM flags for every server, eg, "-Xmx512m"
+    "APP_ARGS": "",            # extra app flags, eg, "--client-max-connections 16"
+}
+# wrk's default --timeout is 2 s, and wrk 4 leaves every slower response out of all latency
+# figures (lab-notes trap 2). A response cannot take longer than the run, so a timeout of
+# DURATION + 20 s hides nothing; the cells still report "slow_2s", responses over 2 s.
+
+KNOWN_APPS = ["sync-servlet", "sync-mvc", "async-servlet", "async-mvc", "nio-servlet", "webflux"]
+KNOWN_CONTAINERS = ["jetty", "tomcat", "netty"]
+# Which module's jar serves each app id.
+MODULE_OF = {
+    "sync-servlet": "sync-servlet", "sync-mvc": "sync-servlet",
+    "async-servlet": "async-servlet", "async-mvc": "async-servlet",
+    "nio-servlet": "nio-servlet", "webflux": "webflux-app",
+}
+# Thread-per-request apps: at most `threads` requests in flight on a platform pool, so their
+# Little's-law bound is min(connections, threads) / sleep, and requests beyond the pool queue
+# inside the container.
+THREAD_PER_REQUEST_APPS = ["sync-servlet", "sync-mvc"]
+
+# Scenario -> (slowclients.py --mode, default bytes per slow client); "call" has no side load.
+# upload: 4 KiB trickled into a POST body holds a blocking reader for seconds; download: 16 MiB is
+# more than the loopback socket buffers take at once, so a slow reader holds a blocking writer.
+SCENARIOS = {
+    "call": None,
+    "slow-upload": ("upload", 4096),
+    "slow-download": ("download", 16777216),
+}
+
+
+class UsageError(Exception):
+    """A setting is wrong: main prints ERROR + the usage and exits 2 (nothing has started)."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    raw: dict                 # every variable's text, defaults filled in (for meta.txt and --help)
+    apps: List[str]
+    containers: List[str]
+    threads: List[str]        # "1", "200", "v1": kept as text, passed to --threads as is
+    wrk_threads: List[int]
+    connections: List[int]
+    scenarios: List[str]
+    slow_clients: int
+    slow_rate: int
+    slow_bytes: Optional[int]  # None = each scenario's default
+    duration: str
+    duration_s: int
+    warmup: str
+    warmup_s: int
+    wrk_timeout: str
+    wrk_timeout_s: int
+    sleep_ms: int
+    remote_port: int
+    app_port: int
+    admin_port: int
+    results_dir: str
+    start_timeout: int
+    java_opts: List[str]
+    app_args: List[str]
+
+    def slow_bytes_for(self, scenario):
+        return self.slow_bytes or SCENARIOS[scenario][1]
+
+
+def is_virtual(threads):
+    """THREADS value "vN": virtual threads on N carrier threads (lab-notes traps 11, 16, 17)."""
+    return threads.startswith("v")
+
+
+def raw_values(environ):
+    """The text of every setting: the environment's, or the default when unset or empty."""
+    return {name: environ.get(name) or default for name, default in DEFAULTS.items()}
+
+
+def usage(environ):
+    v = raw_values(environ)
+    return f"""Usage: ./bench.sh [--help]      (settings are environment variables)
+
+Runs wrk against every app x container x pool size x wrk setting (x scenario) and writes
+$RESULTS_DIR/<UTC stamp>/results.{{md,json,csv}} (+ raw wrk output and server logs).
+
+Settings (current value):
+  APPS="{v['APPS']}"
+        known: {' '.join(KNOWN_APPS)}
+  CONTAINERS="{v['CONTAINERS']}"       known: {' '.join(KNOWN_CONTAINERS)} (netty runs webflux only)
+  THREADS="{v['THREADS']}"             pool sizes: threads that may run application code;
+                               vN = virtual threads on N carrier threads (JDK 21+), eg, v1
+  WRK_THREADS="{v['WRK_THREADS']}"        wrk -t, each <= every CONNECTIONS value
+  CONNECTIONS="{v['CONNECTIONS']}"          wrk -c
+  SCENARIO="{v['SCENARIO']}"            known: {' '.join(SCENARIOS)} (a list runs each in turn)
+  SLOW_CLIENTS={v['SLOW_CLIENTS']}  SLOW_RATE={v['SLOW_RATE']}  SLOW_BYTES={v['SLOW_BYTES'] or '(default)'}
+        slow-* scenarios: slow clients beside wrk, bytes/s each, bytes each
+        (default SLOW_BYTES: slow-upload {SCENARIOS['slow-upload'][1]}, slow-download {SCENARIOS['slow-download'][1]})
+  DURATION={v['DURATION']}  WARMUP={v['WARMUP']}  WRK_TIMEOUT={v['WRK_TIMEOUT'] or 'DURATION+20s'}   (N, Ns, Nm or Nh)
+  SLEEP_MS={v['SLEEP_MS']}          remote-sleep delay, 1..60000
+  REMOTE_PORT={v['REMOTE_PORT']} APP_PORT={v['APP_PORT']} ADMIN_PORT={v['ADMIN_PORT']}   (all on 127.0.0.1)
+  RESULTS_DIR={v['RESULTS_DIR']}  START_TIMEOUT={v['START_TIMEOUT']}  JAVA_OPTS="{v['JAVA_OPTS']}"  APP_ARGS="{v['APP_ARGS']}"
+
+Examples:
+  ./bench.sh                                          # the reference experiment: 48 cells, ~10 min
+  APPS="async-servlet sync-servlet" THREADS=1 WRK_THREADS=10 ./bench.sh
+  APPS=webflux CONTAINERS=tomcat THREADS="1 4" CONNECTIONS="100 1000" ./bench.sh
+  APPS="sync-servlet webflux" CONTAINERS="tomcat netty" THREADS="1 v1" ./bench.sh
+  SCENARIO="call slow-upload" APPS="sync-servlet nio-servlet" THREADS=1 WRK_THREADS=10 ./bench.sh
+  APP_ARGS="--client-max-connections 16" APPS=webflux ./bench.sh   # the 2021 write-up's trap
+  make bench DURATION=30s && make compare A=results/<older stamp> B=results/latest"""
+
+
+COUNT = re.compile(r"[1-9][0-9]{0,6}")
+DURATION = re.compile(r"[1-9][0-9]{0,5}[smh]?")
+
+
+def seconds_of(duration):
+    """Seconds in a wrk-style duration: 10 -> 10, 10s -> 10, 2m -> 120, 1h -> 3600."""
+    unit = duration[-1]
+    n = int(duration.rstrip("smh"))
+    return n * {"m": 60, "h": 3600}.get(unit, 1)
+
+
+def split_list(text):
+    """Lists: "a b", "a,b" and "a, b" all work."""
+    return text.replace(",", " ").split()
+
+
+def counts(name, text):
+    """Every value a positive integer, at least one."""
+    values = split_list(text)
+    if not values:
+        raise UsageError(f"{name} is empty")
+    for v in values:
+        if not COUNT.fullmatch(v):
+            raise UsageError(f"{name}: '{v}' is not a positive integer")
+    return [int(v) for v in values]
+
+
+def count(name, text, empty_ok=""):
+    if not COUNT.fullmatch(text):
+        raise UsageError(f"{name}: '{text}' is not a positive integer{empty_ok}")
+    return int(text)
+
+
+def known(name, text, known_values, what):
+    values = split_list(text)
+    if not values:
+        raise UsageError(f"{name} is empty")
+    for v in values:
+        if v not in known_values:
+            raise UsageError(f"unknown {what} '{v}' in {name} (known: {' '.join(known_values)})")
+    return values
+
+
+def parse(environ):
+    """Settings from the environment, or UsageError saying what is wrong."""
+    v = raw_values(environ)
+    apps = known("APPS", v["APPS"], KNOWN_APPS, "app")
+    containers = known("CONTAINERS", v["CONTAINERS"], KNOWN_CONTAINERS, "container")
+    threads = split_list(v["THREADS"])
+    if not threads:
+        raise UsageError("THREADS is empty")
+    for t in threads:
+        if not COUNT.fullmatch(t[1:] if is_virtual(t) else t):
+            raise UsageError(f"THREADS: '{t}' is not a positive integer or vN (virtual threads on N carriers)")
+    wrk_threads = counts("WRK_THREADS", v["WRK_THREADS"])
+    connections = counts("CONNECTIONS", v["CONNECTIONS"])
+    for t in wrk_threads:
+        for c in connections:
+            if t > c:
+                raise UsageError(f"WRK_THREADS={t} > CONNECTIONS={c}: wrk needs at least one connection per thread")
+    if not DURATION.fullmatch(v["DURATION"]):
+        raise UsageError(f"DURATION: '{v['DURATION']}' is not a duration like 10s, 2m or 30")
+    if v["WARMUP"] != "0" and not DURATION.fullmatch(v["WARMUP"]):
+        raise UsageError(f"WARMUP: '{v['WARMUP']}' is not a duration like 2s (or 0)")
+    duration_s = seconds_of(v["DURATION"])
+    wrk_timeout = v["WRK_TIMEOUT"] or f"{duration_s + 20}s"
+    if not DURATION.fullmatch(wrk_timeout):
+        raise UsageError(f"WRK_TIMEOUT: '{wrk_timeout}' is not a duration like 30s")
+    if not (re.fullmatch(r"[1-9][0-9]{0,4}", v["SLEEP_MS"]) and int(v["SLEEP_MS"]) <= 60000):
+        raise UsageError(f"SLEEP_MS: '{v['SLEEP_MS']}' is not an integer in 1..60000")
+    ports = {}
+    for name in ("REMOTE_PORT", "APP_PORT", "ADMIN_PORT"):
+        if not (re.fullmatch(r"[1-9][0-9]{0,4}", v[name]) and int(v[name]) <= 65535):
+            raise UsageError(f"{name}: '{v[name]}' is not a port number")
+        ports[name] = int(v[name])
+    if len(set(ports.values())) != 3:
+        raise UsageError("REMOTE_PORT, APP_PORT and ADMIN_PORT must differ")
+    start_timeout = count("START_TIMEOUT", v["START_TIMEOUT"])
+    if not v["RESULTS_DIR"].strip():
+        raise UsageError("RESULTS_DIR is empty")
+    scenarios = known("SCENARIO", v["SCENARIO"], list(SCENARIOS), "scenario")
+    slow_clients = count("SLOW_CLIENTS", v["SLOW_CLIENTS"])
+    slow_rate = count("SLOW_RATE", v["SLOW_RATE"])
+    slow_bytes = None
+    if v["SLOW_BYTES"]:
+        slow_bytes = count("SLOW_BYTES", v["SLOW_BYTES"], " (or empty: the scenario's default)")
+    return Settings(
+        raw=v, apps=apps, containers=containers, threads=threads, wrk_threads=wrk_threads,
+        connections=connections, scenarios=scenarios, slow_clients=slow_clients, slow_rate=slow_rate,
+        slow_bytes=slow_bytes, duration=v["DURATION"], duration_s=duration_s, warmup=v["WARMUP"],
+        warmup_s=seconds_of(v["WARMUP"]), wrk_timeout=wrk_timeout, wrk_timeout_s=seconds_of(wrk_timeout),
+        sleep_ms=int(v["SLEEP_MS"]), remote_port=ports["REMOTE_PORT"], app_port=ports["APP_PORT"],
+        admin_port=ports["ADMIN_PORT"], results_dir=v["RESULTS_DIR"], start_timeout=start_timeout,
+        java_opts=v["JAVA_OPTS"].split(), app_args=v["APP_ARGS"].split())

@@ -1,0 +1,155 @@
+"""Unit tests of the bench's Python side, no servers needed (bench/smoke-test.sh runs them, ~0.1 s):
+the settings parser, the matrix plan, and report.py / compare.py on a hand-made run directory with
+the new kinds of cells (virtual threads, SKIPPED, a slow-upload scenario).
+
+Run: PYTHONPATH=bench python3 -m unittest discover -s bench -p 'test_*.py'
+"""
+import io
+import json
+import sys
+import tempfile
+import unittest
+from contextlib import redirect_stdout
+from pathlib import Path
+
+import compare
+import report
+from labbench.cells import plan
+from labbench.settings import UsageError, parse
+
+
+def settings(**env):
+    return parse({k: str(v) for k, v in env.items()})
+
+
+class SettingsTest(unittest.TestCase):
+    def test_defaults_are_the_reference_experiment(self):
+        s = settings()
+        self.assertEqual(s.threads, ["1", "200"])
+        self.assertEqual(s.scenarios, ["call"])
+        self.assertEqual((s.duration_s, s.wrk_timeout_s, s.warmup_s), (10, 30, 1))
+        self.assertEqual(s.slow_bytes_for("slow-upload"), 4096)
+        self.assertEqual(s.slow_bytes_for("slow-download"), 16777216)
+
+    def test_lists_and_virtual_threads(self):
+        s = settings(THREADS="1, v1,v16", SCENARIO="call,slow-upload", SLOW_BYTES=100)
+        self.assertEqual(s.threads, ["1", "v1", "v16"])
+        self.assertEqual(s.scenarios, ["call", "slow-upload"])
+        self.assertEqual(s.slow_bytes_for("slow-download"), 100)
+
+    def test_bad_values_say_which(self):
+        for env, words in [({"THREADS": "v0"}, "THREADS: 'v0'"), ({"THREADS": "x1"}, "THREADS: 'x1'"),
+                           ({"SCENARIO": "nope"}, "unknown scenario 'nope'"),
+                           ({"SLOW_CLIENTS": "0"}, "SLOW_CLIENTS: '0'"), ({"SLOW_RATE": "abc"}, "SLOW_RATE: 'abc'"),
+                           ({"CONTAINERS": "undertow"}, "unknown container 'undertow'"),
+                           ({"WRK_THREADS": "20", "CONNECTIONS": "10"}, "WRK_THREADS=20 > CONNECTIONS=10")]:
+            with self.subTest(env=env), self.assertRaises(UsageError) as e:
+                settings(**env)
+            self.assertIn(words, str(e.exception))
+
+
+class PlanTest(unittest.TestCase):
+    def test_netty_runs_webflux_only_and_no_virtual_threads(self):
+        s = settings(APPS="sync-servlet webflux", CONTAINERS="tomcat netty", THREADS="1 v1", WRK_THREADS=10,
+                     SCENARIO="call slow-upload")
+        cells, left_out = plan(s)
+        self.assertEqual(len(cells), 2 * (4 + 1))      # per scenario: tomcat 2 apps x 2 pools + netty webflux 1
+        self.assertEqual([c.index for c in cells], list(range(1, 11)))
+        self.assertEqual(len(left_out), 2, left_out)
+        self.assertIn("no sync-servlet on netty", left_out[0])
+        self.assertIn("no webflux on netty with THREADS v1", left_out[1])
+        by_name = {c.dir_name: c for c in cells}
+        v1 = by_name["02-sync-servlet-tomcat-tv1-w10-c100"]
+        self.assertEqual((v1.pool_mode, v1.thread_per_request), ("virtual", False))
+        self.assertEqual(v1.skip_reason(17), "virtual threads need JDK 21+ (running 17)")
+        self.assertIsNone(v1.skip_reason(25))
+        self.assertTrue(by_name["01-sync-servlet-tomcat-t1-w10-c100"].thread_per_request)
+        self.assertEqual(by_name["05-webflux-netty-t1-w10-c100"].pool_mode, "event-loop")
+        self.assertIn("06-slow-upload-sync-servlet-tomcat-t1-w10-c100", by_name)
+
+
+def write(path, text):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def fake_cell(run, name, wrk=True, **kv):
+    d = run / "cells" / name
+    base = dict(kind="cell", container="tomcat", wrk_threads=10, connections=10, duration_s=2, sleep_ms=200,
+                thread_per_request=0, scenario="call", pool_mode="platform", status="ok")
+    base.update(kv)
+    write(d / "cell.txt", "".join(f"{k}={v}\n" for k, v in base.items()))
+    if wrk:
+        write(d / "wrk.json", json.dumps({
+            "duration_us": 2000000, "requests": 90, "bytes": 9000,
+            "errors": {"connect": 0, "read": 0, "write": 0, "status": 0, "timeout": 0},
+            "latency_us": {"min": 200000, "mean": 205000, "stdev": 1000, "p50": 204000, "p90": 210000,
+                           "p99": 220000, "p999": 221000, "max": 221000},
+            "latency_corrected": False, "slow_2s": 0, "slow_2s_how": "test"}))
+        write(d / "stats.json", json.dumps({"inFlight": 0, "handlerThreads": ["exec-1"], "clientThreads": ["c-1"]}))
+
+
+class ReportTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.run = Path(self.tmp.name) / "run"
+        write(self.run / "meta.txt", "date=test\napps=sync-servlet webflux\ncontainers=tomcat\nthreads=1 v1\n"
+                                     "wrk_threads=10\nconnections=10\nscenarios=call slow-upload\nduration_s=2\n"
+                                     "sleep_ms=200\ncells_planned=4\n")
+        write(self.run / "calibration/w10-c10/cell.txt",
+              "kind=calibration\nwrk_threads=10\nconnections=10\nduration_s=2\nsleep_ms=200\nstatus=ok\n")
+        write(self.run / "calibration/w10-c10/wrk.json", json.dumps({
+            "duration_us": 2000000, "requests": 90, "bytes": 0,
+            "errors": {"connect": 0, "read": 0, "write": 0, "status": 0, "timeout": 0},
+            "latency_us": {"min": 1, "mean": 1, "stdev": 1, "p50": 1, "p90": 1, "p99": 1, "p999": 1, "max": 1}}))
+        fake_cell(self.run, "01-sync-servlet-tomcat-t1-w10-c10", index=1, app="sync-servlet", threads=1,
+                  thread_per_request=1)
+        fake_cell(self.run, "02-sync-servlet-tomcat-tv1-w10-c10", wrk=False, index=2, app="sync-servlet",
+                  threads="v1", pool_mode="virtual", status="SKIPPED: virtual threads need JDK 21+ (running 17)")
+        fake_cell(self.run, "03-slow-upload-webflux-tomcat-t1-w10-c10", index=3, app="webflux", threads=1,
+                  scenario="slow-upload", slow_clients=3, slow_bytes=4096, slow_rate=100, side_load_exit=0)
+        write(self.run / "cells/03-slow-upload-webflux-tomcat-t1-w10-c10/slow.json", json.dumps({
+            "mode": "upload", "clients": 3, "connected": 3, "bytes_moved": 600, "bytes_per_s": 300.0,
+            "completed": 0, "errors": {"refused": 0, "reset": 1, "timeout": 0, "http_4xx": 0, "http_5xx": 0,
+                                       "other": 0}}))
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_skipped_virtual_and_slow_cells(self):
+        summary = report.update(self.run, self.run / "cells/02-sync-servlet-tomcat-tv1-w10-c10")
+        self.assertEqual(summary, "SKIPPED: virtual threads need JDK 21+ (running 17)")
+        cells = {c["index"]: c for c in json.loads((self.run / "results.json").read_text())["cells"]}
+        self.assertEqual(cells[1]["threads"], 1)                   # numeric pools stay ints in JSON
+        self.assertEqual(cells[2]["threads"], "v1")
+        self.assertEqual(cells[2]["bound_rps"], 50)                 # connections / sleep, not 1 / sleep
+        self.assertEqual(cells[3]["scenario"], "slow-upload")
+        self.assertEqual((cells[3]["slow_bytes_per_s"], cells[3]["slow_errors"]["reset"]), (300.0, 1))
+        self.assertIsNone(cells[1]["slow_bytes_per_s"])
+        md = (self.run / "results.md").read_text()
+        self.assertIn("### v1: virtual threads on 1 carrier · wrk -t10 -c10", md)
+        self.assertIn("| sync-servlet | SKIPPED | | | | |", md)
+        self.assertIn("## Slow clients: slow-upload", md)
+        self.assertIn("| webflux | 45.0 | 100.0 % | 220 ms | 0 | 300 B/s | 0 | 1 | 1 | 1 |", md)
+        self.assertLess(md.index("### 1 thread"), md.index("### v1"))
+        csv_head = (self.run / "results.csv").read_text().splitlines()[0]
+        self.assertIn("scenario", csv_head)
+        self.assertIn("slow_errors_reset", csv_head)
+
+    def test_compare_joins_on_the_scenario(self):
+        report.update(self.run)
+        old = json.loads((self.run / "results.json").read_text())
+        for c in old["cells"]:                 # a results.json from before scenarios existed
+            del c["scenario"]
+        write(Path(self.tmp.name) / "old.json", json.dumps(old))
+        out = io.StringIO()
+        with redirect_stdout(out):
+            compare.main(["compare.py", str(Path(self.tmp.name) / "old.json"), str(self.run)])
+        text = out.getvalue()
+        self.assertIn("| call | sync-servlet | tomcat | 1 | 10 | 10 | 45.0 | 45.0 | = |", text)
+        self.assertIn("| call | sync-servlet | tomcat | v1 | 10 | 10 | SKIPPED | SKIPPED |", text)
+        self.assertIn("Only in B:\n- slow-upload: webflux tomcat", text)
+
+
+if __name__ == "__main__":
+    sys.exit(unittest.main())
