@@ -201,7 +201,7 @@ def main(argv):
         if keys:
             print(f"\n{label}:")
             for k in keys:
-                print(f"- {k[0]} {k[1]} {k[2]} threads={k[3]} wrk-t={k[4]} c={k[5]}")
+                print(f"- {k[0]}: {k[1]} {k[2]} threads={k[3]} wrk-t={k[4]} c={k[5]}")
     if not rows:
         print("\n(no cell in common)")
     return 0

@@ -96,7 +96,8 @@ class SlowClientsTest(unittest.TestCase):
                 self.assertEqual(0, r.returncode, r.stderr)
                 self.assertIn("slowclients: 3 connected of 3", r.stdout)
                 self.assertLess(took, 1.5 + 2.0, "it must stop by itself at its deadline")
-                report = json.load(open(out))
+                with open(out) as f:
+                    report = json.load(f)
             self.assertEqual(3, report["connected"])
             self.assertEqual(0, report["completed"], "a silent server completes nothing")
             self.assertEqual(3, report["unfinished_at_end"])
