@@ -3,7 +3,8 @@
 (what `make compare` prints, as Markdown).
 
 Usage: bench/compare.py A B
-  A, B: a run directory (results/<stamp>, results/latest) or its results.json.
+  A, B: a run directory (results/<stamp>, results/latest) or its results.json; RUN@N is round N
+  of a REPEAT run (eg, A=results/latest@1 B=results/latest@2: the run's own noise).
 
 Cells are joined on (scenario, app, container, threads, wrk threads, connections). For the
 steady-state throughput and the p99 of each cell it prints A, B, the change, and a verdict:
@@ -24,7 +25,10 @@ import json
 import sys
 from pathlib import Path
 
-KEY = ("scenario", "app", "container", "threads", "wrk_threads", "connections")
+KEY = ("scenario", "loadgen", "app", "container", "threads", "wrk_threads", "connections")
+DEFAULTS = {"scenario": "call", "loadgen": "wrk"}      # for runs from before these existed
+# An open-loop (vegeta) cell is judged by what it served and its p99 from the intended send time.
+OPEN_LOOP = {"steady_rps": "ol_served_rps", "p99_ms": "ol_p99_ms"}
 
 # Relative noise floors for runs without repeats. Measured: see README, "Comparing runs".
 NOISE_FLOOR = {"steady_rps": 0.03, "p99_ms": 0.15}
@@ -37,18 +41,26 @@ HIGHER_IS_BETTER = {"steady_rps": True, "p99_ms": False}
 def usage_error(message):
     print(f"ERROR: {message}", file=sys.stderr)
     print("Usage: make compare A=<run dir or results.json> B=<run dir or results.json>\n"
-          "   eg, make compare A=results/20261121T120000Z B=results/latest", file=sys.stderr)
+          "   eg, make compare A=results/20261121T120000Z B=results/latest\n"
+          "       make compare A=results/latest@1 B=results/latest@2   (two rounds of a REPEAT run)", file=sys.stderr)
     sys.exit(2)
 
 
 def key_of(cell):
-    return tuple(cell.get(k) if k != "scenario" else cell.get("scenario") or "call" for k in KEY)
+    return tuple(cell.get(k) or DEFAULTS.get(k) for k in KEY)
+
+
+def load_text(key):
+    """The load column: wrk's -t/-c, or vegeta's open loop."""
+    return "vegeta (open loop)" if key[1] == "vegeta" else f"-t{key[5]} -c{key[6]}"
 
 
 def load(arg, name):
+    """A run's meta and cells by key. RUN@N picks round N of a REPEAT run (judged as a run of its own)."""
     if not arg:
         usage_error(f"{name} is missing")
-    path = Path(arg)
+    where, _, rnd = arg.rpartition("@") if "@" in arg else (arg, "", "")
+    path = Path(where)
     if path.is_dir():
         path = path / "results.json"
     try:
@@ -58,7 +70,12 @@ def load(arg, name):
         usage_error(f"{name}={arg}: no such run ({path} not found)")
     except (ValueError, KeyError, TypeError):
         usage_error(f"{name}={arg}: {path} is not a bench results.json")
-    return run.get("meta", {}), {key_of(c): c for c in cells}
+    meta = run.get("meta", {})
+    if rnd:
+        if rnd not in run.get("rounds", {}):
+            usage_error(f"{name}={arg}: no round {rnd} in {path} (it has {', '.join(run.get('rounds', {})) or 'one round'})")
+        cells, meta = run["rounds"][rnd], dict(meta, repeat=1)
+    return meta, {key_of(c): c for c in cells}
 
 
 def ok(cell):
@@ -69,7 +86,9 @@ def metric(cell, field):
     """(median, low, high, repeats) of a metric; steady req/s falls back to wrk's req/s in old runs."""
     if not ok(cell):
         return None
-    if field == "steady_rps" and cell.get("steady_rps") is None:
+    if cell.get("loadgen") == "vegeta":
+        field = OPEN_LOOP[field]
+    elif field == "steady_rps" and cell.get("steady_rps") is None:
         field = "rps"
     value = cell.get(field)
     if value is None:
@@ -81,7 +100,8 @@ def metric(cell, field):
 def queue_bound(cell):
     """A thread-per-request app with more connections than threads: its p99 is queue order."""
     threads = cell.get("threads")
-    return bool(cell.get("thread_per_request")) and isinstance(threads, int) and cell.get("connections", 0) > threads
+    conns = cell.get("connections")      # None for an open-loop cell: its queue grows at a steady pace
+    return bool(cell.get("thread_per_request")) and isinstance(threads, int) and conns is not None and conns > threads
 
 
 def verdict(a, b, field):
@@ -176,13 +196,13 @@ def main(argv):
         print(f"Noise: the lab's measured floor, ±{NOISE_FLOOR['steady_rps'] * 100:g} % for steady req/s and "
               f"±{NOISE_FLOOR['p99_ms'] * 100:g} % for p99 (README, \"Comparing runs\"); rerun with REPEAT=3 "
               "to judge against the runs' own spread.\n")
-    print("| scenario | app | container | threads | wrk -t | -c | A steady req/s | B steady req/s | change "
+    print("| scenario | app | container | threads | load | A steady req/s | B steady req/s | change "
           "| verdict | A p99 ms | B p99 ms | change | verdict | cell |")
-    print("|---|---|---|---:|---:|---:" + "|---:" * 3 + "|---" + "|---:" * 3 + "|---|---|")
+    print("|---|---|---|---:|---" + "|---:" * 3 + "|---" + "|---:" * 3 + "|---|---|")
     rows = compare(a, b)
     counts = {"same": 0, "better": 0, "worse": 0, "—": 0}
     for k, ca, cb, metrics, verdicts, cell_verdict in rows:
-        cols = [str(x) for x in k]
+        cols = [k[0], k[2], k[3], str(k[4]), load_text(k)]
         for field in ("steady_rps", "p99_ms"):
             ma, mb = metrics[field]
             cols += [fmt(ma, field) if ok(ca) else status_text(ca), fmt(mb, field) if ok(cb) else status_text(cb),
@@ -201,7 +221,7 @@ def main(argv):
         if keys:
             print(f"\n{label}:")
             for k in keys:
-                print(f"- {k[0]}: {k[1]} {k[2]} threads={k[3]} wrk-t={k[4]} c={k[5]}")
+                print(f"- {k[0]}: {k[2]} {k[3]} threads={k[4]} {load_text(k)}")
     if not rows:
         print("\n(no cell in common)")
     return 0

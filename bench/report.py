@@ -86,6 +86,9 @@ def wrk_fields(wrk, duration_s):
     return {
         "requests": wrk["requests"],
         "rps": round(wrk["requests"] / secs, 2),
+        # Free of the window edge (bench/wrk-json.lua); older runs have none.
+        "steady_rps": None if wrk.get("steady_rps") is None else round(wrk["steady_rps"], 2),
+        "steady_how": wrk.get("steady_how"),
         "latency_avg_ms": ms(lat["mean"]),
         "p50_ms": ms(lat["p50"]),
         "p90_ms": ms(lat["p90"]),
@@ -112,22 +115,54 @@ def cpu_fields(kv, duration_s):
     }
 
 
+OL_KEYS = ("rate", "ol_requests", "ol_rate", "ol_served_rps", "ol_success_pct", "ol_p50_ms", "ol_p90_ms",
+           "ol_p99_ms", "ol_max_ms", "ol_timeouts", "ol_other_errors")
+
+
+def vegeta_fields(kv, d):
+    """An open-loop cell's figures (bench/labbench/vegeta.py wrote vegeta.json, vegeta's own
+    report, and vegeta-summary.json, our counts of its results)."""
+    report = read_json(d / "vegeta.json") or {}
+    summary = read_json(d / "vegeta-summary.json") or {}
+    lat = report.get("latencies") or {}
+
+    def lat_ms(key):
+        return None if lat.get(key) is None else round(lat[key] / 1e6, 1)
+    return {
+        "rate": num(kv.get("rate"), int),
+        "ol_requests": report.get("requests"),
+        "ol_rate": None if "rate" not in report else round(report["rate"], 2),   # offered: sent per second
+        # The rate the server answered at, first to last answer (vegeta-summary.json).
+        "ol_served_rps": None if summary.get("served_rps") is None else round(summary["served_rps"], 2),
+        "ol_success_pct": None if "success" not in report else round(100.0 * report["success"], 1),
+        "ol_p50_ms": lat_ms("50th"), "ol_p90_ms": lat_ms("90th"), "ol_p99_ms": lat_ms("99th"),
+        "ol_max_ms": lat_ms("max"),
+        "ol_timeouts": summary.get("timeouts"), "ol_other_errors": summary.get("other_errors"),
+    }
+
+
 def calibration_record(d):
     kv = read_kv(d / "cell.txt")
     duration_s = num(kv.get("duration_s"), int)
-    conns = num(kv.get("connections"), int)
     sleep_s = num(kv.get("sleep_ms"), int) / 1000.0
-    rec = {
-        "wrk_threads": num(kv.get("wrk_threads"), int),
-        "connections": conns,
-        "duration_s": duration_s,
-        "bound_rps": round(conns / sleep_s, 2),
-    }
-    rec.update(wrk_fields(read_json(d / "wrk.json"), duration_s))
+    rec = {"round": num(kv.get("round"), int) or 1, "loadgen": kv.get("loadgen", "wrk"), "duration_s": duration_s}
+    if rec["loadgen"] == "vegeta":
+        rec.update(vegeta_fields(kv, d))
+        rec.update({"wrk_threads": None, "connections": None})
+    else:
+        conns = num(kv.get("connections"), int)
+        rec.update({"wrk_threads": num(kv.get("wrk_threads"), int), "connections": conns,
+                    "bound_rps": round(conns / sleep_s, 2)})
+        rec.update(wrk_fields(read_json(d / "wrk.json"), duration_s))
     rec.update(cpu_fields(kv, duration_s))
     rec["status"] = kv.get("status", "running")
     rec["dir"] = str(d.relative_to(d.parent.parent))
     return rec
+
+
+def throughput(rec):
+    """The req/s a cell is judged by: steady-state when the run has it, else wrk's own."""
+    return rec.get("steady_rps") if rec.get("steady_rps") is not None else rec.get("rps")
 
 
 SLOW_ERRORS = ("refused", "reset", "timeout", "http_4xx", "http_5xx", "other")
@@ -162,28 +197,42 @@ def cell_record(d, ceilings):
     # Little's law: throughput = requests in flight / time each spends. A thread-per-request
     # app holds at most `threads` in flight; everything else at most one per connection.
     # (On virtual threads, thread_per_request is 0: a blocked virtual thread holds no carrier.)
+    if conns is None:                  # vegeta: what its rate keeps in flight
+        conns = round((num(kv.get("rate"), int) or 0) * sleep_s)
     in_flight = min(conns, threads) if kv.get("thread_per_request") == "1" else conns
+    loadgen = kv.get("loadgen", "wrk")
+    rnd = num(kv.get("round"), int) or 1
     rec = {
         "index": num(kv.get("index"), int),
+        "round": rnd,
+        "loadgen": loadgen,
         "scenario": kv.get("scenario", "call"),
         "app": kv.get("app"),
         "container": kv.get("container"),
         "threads": threads,
         "pool_mode": kv.get("pool_mode", "platform"),
         "wrk_threads": wt,
-        "connections": conns,
+        "connections": num(kv.get("connections"), int),
         "duration_s": duration_s,
         "sleep_ms": num(kv.get("sleep_ms"), int),
         "thread_per_request": kv.get("thread_per_request") == "1",
         "requests": None,
         "rps": None,
+        "steady_rps": None,
         "bound_rps": round(in_flight / sleep_s, 2),
-        "ceiling_rps": ceilings.get((wt, conns)),
+        "ceiling_rps": None,
         "pct_of_ceiling": None,
     }
-    rec.update(wrk_fields(read_json(d / "wrk.json"), duration_s))
-    if rec["rps"] is not None and rec["ceiling_rps"]:
-        rec["pct_of_ceiling"] = round(100.0 * rec["rps"] / rec["ceiling_rps"], 1)
+    if loadgen == "vegeta":
+        rec.update(vegeta_fields(kv, d))
+    else:
+        rec.update(wrk_fields(read_json(d / "wrk.json"), duration_s))
+        # The ceiling of the same round and wrk setting, by the same measure as the cell.
+        ceiling = ceilings.get((rnd, wt, rec["connections"])) or ceilings.get((1, wt, rec["connections"]))
+        if ceiling:
+            rec["ceiling_rps"] = throughput(ceiling) if rec["steady_rps"] is not None else ceiling.get("rps")
+        if throughput(rec) is not None and rec["ceiling_rps"]:
+            rec["pct_of_ceiling"] = round(100.0 * throughput(rec) / rec["ceiling_rps"], 1)
     stats = read_json(d / "stats.json") or {}
     rec.update({
         # In application code (inFlight) or still waiting for a pool thread (queued, e.g. behind
@@ -201,13 +250,14 @@ def cell_record(d, ceilings):
     rec.update(cpu_fields(kv, duration_s))
     slow = slow_fields(kv, d) if rec["scenario"] != "call" else {}
     rec.update({k: slow.get(k) for k in SLOW_KEYS})        # every cell has every key
+    rec.update({k: rec.get(k) for k in OL_KEYS})
     rec.update({
         "app_start": kv.get("app_start"),
         "prep_s": num(kv.get("prep_s")),
         "cell_wall_s": num(kv.get("cell_wall_s")),
         "lab_line": kv.get("lab_line") or None,
-        "wrk_command": kv.get("wrk_command"),
-        "wrk_output": str((d / "wrk.txt").relative_to(d.parent.parent)),
+        "wrk_command": kv.get("wrk_command") or kv.get("vegeta_command"),
+        "wrk_output": str(((d / "wrk.txt") if loadgen == "wrk" else (d / "vegeta.txt")).relative_to(d.parent.parent)),
         "app_log": kv.get("app_log"),
         "status": kv.get("status", "running"),
     })
@@ -217,19 +267,24 @@ def cell_record(d, ceilings):
 def load_run(run_dir):
     meta_kv = read_kv(run_dir / "meta.txt")
     calibration = [calibration_record(d) for d in sorted((run_dir / "calibration").glob("*/"))]
-    ceilings = {(c["wrk_threads"], c["connections"]): c.get("rps")
-                for c in calibration if c["status"] == "ok"}
-    cells = [cell_record(d, ceilings) for d in sorted((run_dir / "cells").glob("*/"))]
+    calibration = [c for c in calibration if c["status"] != "running"]
+    cells = [cell_record(d, ceilings_of(calibration)) for d in sorted((run_dir / "cells").glob("*/"))]
     cells = [c for c in cells if c["status"] != "running"]   # the cell in progress, if any
+    cells.sort(key=lambda c: c["index"] or 0)
+    by_round = {}
+    for c in cells:
+        by_round.setdefault(str(c["round"]), []).append(c)
+    cells = merge_rounds(cells)
+    calibration = merge_rounds(calibration, key=("loadgen", "wrk_threads", "connections"))
     meta = dict(meta_kv)
     for key in ("duration_s", "sleep_ms", "wrk_timeout_s", "warmup_s", "cells_planned",
                 "wall_s", "measured_s", "calibration_s"):
         if key in meta:
             meta[key] = num(meta[key], int)
-    for key in ("slow_clients", "slow_rate", "slow_bytes"):
+    for key in ("slow_clients", "slow_rate", "slow_bytes", "rate", "repeat"):
         if key in meta:
             meta[key] = num(meta[key], int)
-    for key in ("apps", "containers", "threads", "wrk_threads", "connections", "scenarios"):
+    for key in ("apps", "containers", "threads", "wrk_threads", "connections", "scenarios", "loadgens"):
         if key in meta:
             meta[key] = meta[key].split()
     for key in ("wrk_threads", "connections"):
@@ -239,7 +294,62 @@ def load_run(run_dir):
         meta["threads"] = [threads_value(v) for v in meta["threads"]]
     meta["calibration"] = calibration
     meta["run_dir"] = run_dir.resolve().name
-    return {"meta": meta, "cells": cells}
+    run = {"meta": meta, "cells": cells}
+    if len(by_round) > 1:
+        run["rounds"] = by_round        # each round's own cells: `make compare A=RUN@1 B=RUN@2`
+    return run
+
+
+def ceilings_of(calibration):
+    """(round, wrk threads, connections) -> that calibration cell, for the cells' % of ceiling."""
+    return {(c["round"], c["wrk_threads"], c["connections"]): c for c in calibration
+            if c["status"] == "ok" and c["loadgen"] == "wrk"}
+
+
+CELL_KEY = ("scenario", "loadgen", "app", "container", "threads", "wrk_threads", "connections")
+# What REPEAT reports as a median with its min–max; everything else is the median round's.
+ROUND_METRICS = ("requests", "rps", "steady_rps", "pct_of_ceiling", "ceiling_rps", "latency_avg_ms", "p50_ms",
+                 "p90_ms", "p99_ms", "max_ms", "timeouts", "slow_2s", "unfinished", "max_in_flight",
+                 "handler_threads", "client_threads", "peak_threads", "cpu_box_pct", "cpu_app_cores",
+                 "cpu_remote_cores", "cpu_wrk_cores", "slow_bytes_per_s", "slow_completed",
+                 "ol_served_rps", "ol_success_pct", "ol_p50_ms", "ol_p90_ms", "ol_p99_ms", "ol_max_ms",
+                 "ol_timeouts")
+
+
+def median(values):
+    values = sorted(values)
+    n = len(values)
+    return values[n // 2] if n % 2 else (values[n // 2 - 1] + values[n // 2]) / 2
+
+
+def merge_rounds(records, key=CELL_KEY):
+    """REPEAT: one record per cell key, its metrics the median over the rounds that ran ok with
+    their min–max in `range`; `repeats` says how many rounds it has (1 without REPEAT). A cell
+    that failed in some rounds keeps the others and says so in `rounds_failed`."""
+    groups = {}
+    for r in records:
+        groups.setdefault(tuple(r.get(k) for k in key), []).append(r)
+    merged = []
+    for rounds in groups.values():
+        good = [r for r in rounds if r["status"] == "ok"]
+        if len(rounds) == 1 or not good:
+            rec = dict(rounds[0])
+            rec.update(repeats=len(rounds), rounds_failed=len(rounds) - len(good))
+            merged.append(rec)
+            continue
+        by_throughput = sorted(good, key=lambda r: throughput(r) or r.get("ol_served_rps") or 0)
+        rec = dict(by_throughput[(len(good) - 1) // 2])      # the median round's other fields
+        rec["range"] = {}
+        for m in ROUND_METRICS:
+            values = [r[m] for r in good if isinstance(r.get(m), (int, float))]
+            if values:
+                mid = median(values)
+                # Counts stay whole numbers where the median is one (3 timeouts, not 3.0).
+                rec[m] = int(mid) if all(isinstance(v, int) for v in values) and mid == int(mid) else round(mid, 2)
+                rec["range"][m] = [min(values), max(values)]
+        rec.update(repeats=len(rounds), rounds_failed=len(rounds) - len(good), index=rounds[0].get("index"))
+        merged.append(rec)
+    return merged
 
 
 # ---------------------------------------------------------------- formatting
@@ -271,6 +381,22 @@ def f_cores(x):
     return "—" if x is None else f"{x:.2f}"
 
 
+def status_text(c):
+    """ok / FAILED: ... / SKIPPED: ..., and with REPEAT how many rounds failed."""
+    if c.get("rounds_failed") and c["status"] == "ok":
+        return f"ok ({c['rounds_failed']} of {c['repeats']} rounds FAILED, left out of the median)"
+    return c["status"]
+
+
+def ranged(c, field, fmt):
+    """A figure as fmt(value); with REPEAT, the median followed by its min–max over the rounds."""
+    text = fmt(c.get(field))
+    lo_hi = (c.get("range") or {}).get(field)
+    if c.get("repeats", 1) > 1 and lo_hi and lo_hi[0] != lo_hi[1]:
+        text += f" ({fmt(lo_hi[0])}–{fmt(lo_hi[1])})"
+    return text
+
+
 def per_connection(c):
     """Responses per wrk connection: closed-loop rounds, the unit the ceiling is quantised in."""
     if c.get("requests") is None or not c.get("connections"):
@@ -300,14 +426,21 @@ def summary_line(rec):
     """One line for bench.sh's progress output."""
     if rec["status"] != "ok":
         return rec["status"]
+    if rec.get("loadgen") == "vegeta":
+        text = (f"open loop at {rec['rate']} req/s: {f_pct(rec['ol_success_pct'])} answered, "
+                f"{f_rps(rec['ol_served_rps'])} req/s served, p50 {f_lat(rec['ol_p50_ms'])}, "
+                f"p99 {f_lat(rec['ol_p99_ms'])}, max {f_lat(rec['ol_max_ms'])}, {f_int(rec['ol_timeouts'])} timeouts")
+        if "ceiling_rps" in rec:
+            text += f", handler threads {f_int(rec.get('handler_threads'))}"
+        return text + f", CPU {rec.get('cpu_box_pct')} %"
     if "ceiling_rps" not in rec:      # a calibration cell
-        pct = 100.0 * rec["rps"] / rec["bound_rps"] if rec["bound_rps"] else 0
-        return (f"{f_rps(rec['rps'])} req/s ({pct:.1f} % of the {rec['bound_rps']:g} req/s bound), "
-                f"p99 {f_lat(rec['p99_ms'])}, box CPU {rec['cpu_box_pct']} %")
+        pct = 100.0 * throughput(rec) / rec["bound_rps"] if rec["bound_rps"] else 0
+        return (f"{f_rps(rec['rps'])} req/s, steady {f_rps(rec.get('steady_rps'))} ({pct:.1f} % of the "
+                f"{rec['bound_rps']:g} req/s bound), p99 {f_lat(rec['p99_ms'])}, box CPU {rec['cpu_box_pct']} %")
     of = f"{f_pct(rec['pct_of_ceiling'])} of ceiling"
-    if rec["ceiling_rps"] and rec["bound_rps"] < rec["ceiling_rps"]:   # a pool smaller than the load
-        of += f", {100 * rec['rps'] / rec['bound_rps']:.0f} % of its {rec['bound_rps']:g} req/s bound"
-    parts = [f"{f_rps(rec['rps'])} req/s ({of}) p99 {f_lat(rec['p99_ms'])}"]
+    if rec["ceiling_rps"] and rec["bound_rps"] < rec["ceiling_rps"] and throughput(rec) is not None:
+        of += f", {100 * throughput(rec) / rec['bound_rps']:.0f} % of its {rec['bound_rps']:g} req/s bound"
+    parts = [f"{f_rps(rec['rps'])} req/s, steady {f_rps(rec.get('steady_rps'))} ({of}) p99 {f_lat(rec['p99_ms'])}"]
     if rec.get("slow_2s"):
         parts.append(f"{rec['slow_2s']} > 2 s")
     if error_total(rec):
@@ -333,8 +466,13 @@ def group_tables(w, cells, apps, containers, calibration, sleep_s, columns, valu
             groups.append(g)
     groups.sort(key=lambda g: (threads_order(g[0]), g[2], g[1]))
     for threads, wt, cn in groups:
-        cal = next((c for c in calibration if c["wrk_threads"] == wt and c["connections"] == cn), None)
-        ceiling = f"{cal['rps']:.1f} req/s" if cal and cal.get("rps") else "not measured"
+        cal = next((c for c in calibration if c["loadgen"] == "wrk" and c["wrk_threads"] == wt
+                    and c["connections"] == cn), None)
+        ceiling = "not measured"
+        if cal and cal.get("rps"):
+            ceiling = f"{ranged(cal, 'rps', f_rps)} req/s"
+            if cal.get("steady_rps") is not None:
+                ceiling += f", steady {ranged(cal, 'steady_rps', f_rps)} req/s"
         w(f"\n### {threads_label(threads)} · wrk -t{wt} -c{cn}\n\n")
         if isinstance(threads, int):
             tpr = f"thread-per-request apps {min(cn, threads) / sleep_s:g} req/s"
@@ -469,6 +607,19 @@ def markdown(run):
           f"(compare its p50 with the calibration's). A cell can then lose up to one response per "
           f"connection against its ceiling (up to {100 / per_conn if per_conn else 0:.0f} %): see "
           f"*resp./conn.* in the full table.\n")
+    w("- **steady req/s** is the throughput free of that window edge, and **% of ceiling** compares it "
+      "with the calibration's steady req/s. wrk's Lua hook (bench/wrk-json.lua) stamps every response "
+      "with a monotonic clock; when every connection was answered at least twice, the rate is C / (the "
+      "mean time between a connection's responses), from the first to the last response of each "
+      "connection, so neither connecting nor the request still in flight at the end counts; when a "
+      "model starved most connections (a 1-thread sync app), the responses came one after another and "
+      "the rate is (responses − 1) / (last − first). **req/s** is wrk's own figure, kept for comparison "
+      "with the 2021 write-up.\n")
+    if (meta.get("repeat") or 1) > 1:
+        w(f"- **REPEAT={meta['repeat']}**: the whole matrix ran {meta['repeat']} times, one round after the "
+          "other (each with its own calibration), so drift spreads over every cell; each figure is the "
+          "median over the rounds with its min–max in brackets. `make compare` judges changes against "
+          "these ranges.\n")
     w(f"- **latency columns** are wrk's, measured from when wrk *sent* each request. A server that "
       f"stalls is sent fewer requests, so its latencies look better than what users would see "
       f"(coordinated omission; an open-loop, constant-rate run is the honest complement). wrk 4 "
@@ -495,14 +646,15 @@ def markdown(run):
 
     # The comparison tables: one per pool size x wrk setting, apps as rows, containers side by side.
     w("\n## Results\n")
-    group_tables(w, [c for c in cells if c.get("scenario", "call") == "call"], apps, containers, calibration,
-                 sleep_s, ["req/s", "% of ceiling", "p99", "> 2 s", "errors"],
-                 lambda c: [f_rps(c["rps"]), f_pct(c["pct_of_ceiling"]), f_lat(c["p99_ms"]), f_int(c["slow_2s"]),
-                            f_int(error_total(c))])
+    wrk_cells = [c for c in cells if c.get("loadgen", "wrk") == "wrk"]
+    group_tables(w, [c for c in wrk_cells if c.get("scenario", "call") == "call"], apps, containers, calibration,
+                 sleep_s, ["req/s", "steady req/s", "% of ceiling", "p99", "> 2 s", "errors"],
+                 lambda c: [f_rps(c["rps"]), ranged(c, "steady_rps", f_rps), ranged(c, "pct_of_ceiling", f_pct),
+                            ranged(c, "p99_ms", f_lat), f_int(c["slow_2s"]), f_int(error_total(c))])
     for scenario in scenarios:
         if scenario == "call":
             continue
-        slow = [c for c in cells if c.get("scenario") == scenario]
+        slow = [c for c in wrk_cells if c.get("scenario") == scenario]
         example = slow[0] if slow else {}
         what = "send a POST body of" if scenario == "slow-upload" else "read a response of"
         w(f"\n## Slow clients: {scenario}\n\n")
@@ -516,27 +668,30 @@ def markdown(run):
           f"**client** count the app's threads that ran application code and handled the remote's "
           f"answer.\n")
         group_tables(w, slow, apps, containers, calibration, sleep_s,
-                     ["req/s", "% of ceiling", "p99", "errors", "slow B/s", "slow done", "slow err.",
+                     ["steady req/s", "% of ceiling", "p99", "errors", "slow B/s", "slow done", "slow err.",
                       "handler", "client"],
-                     lambda c: [f_rps(c["rps"]), f_pct(c["pct_of_ceiling"]), f_lat(c["p99_ms"]),
+                     lambda c: [f_rps(throughput(c)), ranged(c, "pct_of_ceiling", f_pct), ranged(c, "p99_ms", f_lat),
                                 f_int(error_total(c)), f_bytes_per_s(c.get("slow_bytes_per_s")),
                                 f_int(c.get("slow_completed")), f_int(slow_error_total(c)),
                                 f_int(c.get("handler_threads")), f_int(c.get("client_threads"))])
+
+    open_loop_section(w, cells, apps, containers, calibration, meta)
 
     w("\n## All cells\n\n")
     # The scenario column only when a run has more than the plain call scenario.
     show_scenario = any(c.get("scenario", "call") != "call" for c in cells)
     w("| # |" + (" scenario |" if show_scenario else "") + " app | container | threads | wrk -t | -c | requests "
-      "| req/s | bound | ceiling | % ceil. "
+      "| req/s | steady | bound | ceiling | % ceil. "
       "| resp./conn. | avg | p50 | p90 | p99 | max | timeouts | > 2 s | errors c/r/w/s | unfinished | handler thr. "
       "| client thr. | peak thr. | CPU box | CPU app | CPU wrk | app | status |\n")
-    w("|---:|" + ("---|" if show_scenario else "") + "---|---|" + "---:|" * 23 + "---|---|\n")
-    for c in sorted(cells, key=lambda c: c["index"] or 0):
+    w("|---:|" + ("---|" if show_scenario else "") + "---|---|" + "---:|" * 24 + "---|---|\n")
+    for c in sorted(wrk_cells, key=lambda c: c["index"] or 0):
         e = c.get("errors")
         errs = "/".join(str(e[k]) for k in ("connect", "read", "write", "status")) if e else "—"
         scenario = f" {c.get('scenario', 'call')} |" if show_scenario else ""
         w(f"| {c['index']} |{scenario} {c['app']} | {c['container']} | {c['threads']} | {c['wrk_threads']} | "
-          f"{c['connections']} | {f_int(c['requests'])} | {f_rps(c['rps'])} | {c['bound_rps']:g} | "
+          f"{c['connections']} | {f_int(c['requests'])} | {f_rps(c['rps'])} | {f_rps(c.get('steady_rps'))} | "
+          f"{c['bound_rps']:g} | "
           f"{f_rps(c['ceiling_rps'])} | {f_pct(c['pct_of_ceiling'])} | {per_connection(c)} | "
           f"{f_lat(c.get('latency_avg_ms'))} | "
           f"{f_lat(c.get('p50_ms'))} | {f_lat(c.get('p90_ms'))} | {f_lat(c.get('p99_ms'))} | "
@@ -545,19 +700,71 @@ def markdown(run):
           f"{f_int(c.get('client_threads'))} | {f_int(c.get('peak_threads'))} | "
           f"{'—' if c.get('cpu_box_pct') is None else str(c['cpu_box_pct']) + ' %'} | "
           f"{f_cores(c.get('cpu_app_cores'))} | {f_cores(c.get('cpu_wrk_cores'))} | "
-          f"{c.get('app_start') or '—'} | {c['status']} |\n")
+          f"{c.get('app_start') or '—'} | {status_text(c)} |\n")
 
     w("\n## Calibration (wrk straight at remote-sleep)\n\n")
-    w("| wrk | requests | req/s | bound | % of bound | resp./conn. | p50 | p99 | max | CPU box | CPU remote "
-      "| CPU wrk | status |\n")
-    w("|---|" + "---:|" * 11 + "---|\n")
+    w("| wrk | requests | req/s | steady req/s | bound | % of bound (steady) | resp./conn. | p50 | p99 | max "
+      "| CPU box | CPU remote | CPU wrk | status |\n")
+    w("|---|" + "---:|" * 12 + "---|\n")
     for c in calibration:
-        pct = f_pct(100 * c["rps"] / c["bound_rps"]) if c.get("rps") is not None else "—"
-        w(f"| -t{c['wrk_threads']} -c{c['connections']} | {f_int(c.get('requests'))} | {f_rps(c.get('rps'))} | "
-          f"{c['bound_rps']:g} | {pct} | {per_connection(c)} | {f_lat(c.get('p50_ms'))} | {f_lat(c.get('p99_ms'))} | "
+        if c["loadgen"] != "wrk":
+            continue
+        pct = f_pct(100 * throughput(c) / c["bound_rps"]) if throughput(c) is not None else "—"
+        w(f"| -t{c['wrk_threads']} -c{c['connections']} | {f_int(c.get('requests'))} | {ranged(c, 'rps', f_rps)} | "
+          f"{ranged(c, 'steady_rps', f_rps)} | {c['bound_rps']:g} | {pct} | {per_connection(c)} | "
+          f"{f_lat(c.get('p50_ms'))} | {f_lat(c.get('p99_ms'))} | "
           f"{f_lat(c.get('max_ms'))} | {c.get('cpu_box_pct')} % | {f_cores(c.get('cpu_remote_cores'))} | "
-          f"{f_cores(c.get('cpu_wrk_cores'))} | {c['status']} |\n")
+          f"{f_cores(c.get('cpu_wrk_cores'))} | {status_text(c)} |\n")
+    for c in calibration:
+        if c["loadgen"] == "vegeta":
+            w(f"\nvegeta at {c.get('rate')} req/s straight at remote-sleep (the open-loop ceiling): "
+              f"{f_pct(c.get('ol_success_pct'))} answered, {ranged(c, 'ol_served_rps', f_rps)} req/s served, "
+              f"p50 {f_lat(c.get('ol_p50_ms'))}, p99 {ranged(c, 'ol_p99_ms', f_lat)}, max {f_lat(c.get('ol_max_ms'))}, "
+              f"{f_int(c.get('ol_timeouts'))} timeouts ({status_text(c)}).\n")
     return out.getvalue()
+
+
+def open_loop_section(w, cells, apps, containers, calibration, meta):
+    """Closed-loop (wrk) and open-loop (vegeta) latency of the same app, pool and container side
+    by side: what wrk hides of a server that falls behind."""
+    ol = [c for c in cells if c.get("loadgen") == "vegeta" and c.get("scenario", "call") == "call"]
+    if not ol:
+        return
+    rate = ol[0].get("rate")
+    cal = next((c for c in calibration if c["loadgen"] == "vegeta"), None)
+    w(f"\n## Open loop: vegeta at {rate} req/s beside wrk\n\n")
+    w(f"vegeta sends {rate} requests per second whatever the server does and measures each one from "
+      f"when it was *due* (no coordinated omission), for {meta.get('duration_s')} s, waiting up to "
+      f"{meta.get('wrk_timeout_s')} s for each answer. wrk, a closed loop, sends a connection's next "
+      f"request only once the previous one is answered: a server that falls behind is simply sent "
+      f"less, and its latency looks like the backend's. vegeta's queue keeps growing instead, and "
+      f"the latency users would see at that offered load shows: a model that keeps up has p99 ≈ the "
+      f"backend's ({f_lat(cal.get('ol_p99_ms')) if cal else '?'} straight at remote-sleep), one that "
+      f"cannot fails requests or answers them many seconds late. **wrk p50/p99** are the closed-loop "
+      f"cell of the same app with the first wrk setting; **served** = the rate the app answered at, from its "
+      f"first answer to its last (a server that queues answers a short attack late, at its own pace); **timeouts** = no answer within {meta.get('wrk_timeout_s')} s.\n")
+    wrk_of = {}
+    for c in cells:
+        if c.get("loadgen", "wrk") == "wrk" and c.get("scenario", "call") == "call":
+            wrk_of.setdefault((c["app"], c["container"], c["threads"]), c)
+    for threads in sorted({c["threads"] for c in ol}, key=threads_order):
+        w(f"\n### {threads_label(threads)}\n\n")
+        cols = ["wrk p50", "wrk p99", "vegeta answered", "served req/s", "p50", "p99", "max", "timeouts"]
+        w("| app | container |" + "".join(f" {h} |" for h in cols) + "\n|---|---|" + "---:|" * len(cols) + "\n")
+        for app in apps:
+            for ct in containers:
+                c = next((x for x in ol if x["app"] == app and x["container"] == ct and x["threads"] == threads), None)
+                if c is None:
+                    continue
+                k = wrk_of.get((app, ct, threads), {})
+                if c["status"] != "ok":
+                    w(f"| {app} | {ct} | {f_lat(k.get('p50_ms'))} | {f_lat(k.get('p99_ms'))} | {status_text(c)} |"
+                      + " |" * (len(cols) - 3) + "\n")
+                    continue
+                w(f"| {app} | {ct} | {f_lat(k.get('p50_ms'))} | {f_lat(k.get('p99_ms'))} | "
+                  f"{ranged(c, 'ol_success_pct', f_pct)} | {ranged(c, 'ol_served_rps', f_rps)} | "
+                  f"{ranged(c, 'ol_p50_ms', f_lat)} | {ranged(c, 'ol_p99_ms', f_lat)} | {f_lat(c.get('ol_max_ms'))} | "
+                  f"{f_int(c.get('ol_timeouts'))} |\n")
 
 
 CSV_FIELDS = [
@@ -607,9 +814,8 @@ def update(run_dir, summary_dir=None):
     if d.parent.name == "calibration":
         rec = calibration_record(d)
     else:
-        ceilings = {(c["wrk_threads"], c["connections"]): c.get("rps")
-                    for c in run["meta"]["calibration"] if c["status"] == "ok"}
-        rec = cell_record(d, ceilings)
+        raw = [calibration_record(c) for c in sorted((run_dir / "calibration").glob("*/"))]
+        rec = cell_record(d, ceilings_of([c for c in raw if c["status"] != "running"]))
     return summary_line(rec)
 
 

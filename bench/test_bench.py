@@ -42,13 +42,25 @@ class SettingsTest(unittest.TestCase):
                            ({"SCENARIO": "nope"}, "unknown scenario 'nope'"),
                            ({"SLOW_CLIENTS": "0"}, "SLOW_CLIENTS: '0'"), ({"SLOW_RATE": "abc"}, "SLOW_RATE: 'abc'"),
                            ({"CONTAINERS": "undertow"}, "unknown container 'undertow'"),
-                           ({"WRK_THREADS": "20", "CONNECTIONS": "10"}, "WRK_THREADS=20 > CONNECTIONS=10")]:
+                           ({"WRK_THREADS": "20", "CONNECTIONS": "10"}, "WRK_THREADS=20 > CONNECTIONS=10"),
+                           ({"REPEAT": "0"}, "REPEAT: '0'"), ({"RATE": "-5"}, "RATE: '-5'"),
+                           ({"LOADGEN": "foo"}, "unknown load generator 'foo'")]:
             with self.subTest(env=env), self.assertRaises(UsageError) as e:
                 settings(**env)
             self.assertIn(words, str(e.exception))
 
 
 class PlanTest(unittest.TestCase):
+    def test_repeat_runs_the_whole_matrix_again_and_vegeta_adds_one_cell_per_pool(self):
+        s = settings(APPS="sync-servlet webflux", CONTAINERS="tomcat", THREADS="1", WRK_THREADS="10 100",
+                     LOADGEN="wrk vegeta", REPEAT=2)
+        cells, _ = plan(s)
+        self.assertEqual(len(cells), 2 * 2 * (2 + 1))   # rounds x apps x (wrk settings + vegeta)
+        self.assertEqual([c.round for c in cells], [1] * 6 + [2] * 6)
+        self.assertEqual([c.loadgen for c in cells[:3]], ["wrk", "wrk", "vegeta"])
+        self.assertEqual(cells[6].dir_name, "07-r2-sync-servlet-tomcat-t1-w10-c100")
+        self.assertEqual(cells[2].dir_name, "03-sync-servlet-tomcat-t1-vegeta")
+
     def test_netty_runs_webflux_only_and_no_virtual_threads(self):
         s = settings(APPS="sync-servlet webflux", CONTAINERS="tomcat netty", THREADS="1 v1", WRK_THREADS=10,
                      SCENARIO="call slow-upload")
@@ -146,9 +158,24 @@ class ReportTest(unittest.TestCase):
         with redirect_stdout(out):
             compare.main(["compare.py", str(Path(self.tmp.name) / "old.json"), str(self.run)])
         text = out.getvalue()
-        self.assertIn("| call | sync-servlet | tomcat | 1 | 10 | 10 | 45.0 | 45.0 | = |", text)
-        self.assertIn("| call | sync-servlet | tomcat | v1 | 10 | 10 | SKIPPED | SKIPPED |", text)
-        self.assertIn("Only in B:\n- slow-upload: webflux tomcat", text)
+        self.assertIn("| call | sync-servlet | tomcat | 1 | -t10 -c10 | 45.0 | 45.0 | = |", text)
+        self.assertIn("| call | sync-servlet | tomcat | v1 | -t10 -c10 | SKIPPED | SKIPPED |", text)
+        self.assertIn("Only in B:\n- slow-upload: webflux tomcat threads=1 -t10 -c10", text)
+
+
+class RoundsTest(unittest.TestCase):
+    def test_repeats_become_a_median_with_its_range_and_failed_rounds_are_left_out(self):
+        base = {"scenario": "call", "loadgen": "wrk", "app": "webflux", "container": "tomcat", "threads": 1,
+                "wrk_threads": 10, "connections": 100}
+        rounds = [dict(base, index=i, status="ok", steady_rps=v, rps=v - 9, p99_ms=p)
+                  for i, v, p in ((1, 99.0, 1010.0), (13, 98.0, 1500.0), (25, 99.6, 1005.0))]
+        rounds.append(dict(base, index=37, status="FAILED: no start"))
+        (cell,) = report.merge_rounds(rounds)
+        self.assertEqual((cell["steady_rps"], cell["p99_ms"], cell["repeats"], cell["rounds_failed"]),
+                         (99.0, 1010.0, 4, 1))
+        self.assertEqual(cell["range"]["steady_rps"], [98.0, 99.6])
+        self.assertEqual(cell["index"], 1)
+        self.assertEqual(report.ranged(cell, "steady_rps", report.f_rps), "99.0 (98.0–99.6)")
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import procs, wrk
+from . import procs, vegeta, wrk
 from .rundir import put
 from .settings import MODULE_OF, SCENARIOS, THREAD_PER_REQUEST_APPS, is_virtual
 from .sideload import SlowClients
@@ -22,8 +22,10 @@ class Cell:
     app: str
     container: str
     threads: str          # "1", "200" or "v1", as --threads takes it
-    wrk_threads: int
-    connections: int
+    wrk_threads: int      # wrk cells; None for vegeta's
+    connections: int      # wrk cells; None for vegeta's
+    loadgen: str = "wrk"  # wrk (closed loop) or vegeta (open loop at RATE)
+    round: int = 1        # REPEAT: which round of the matrix
 
     @property
     def pool_mode(self):
@@ -43,15 +45,17 @@ class Cell:
 
     @property
     def dir_name(self):
+        rnd = "" if self.round == 1 else f"r{self.round}-"
         scenario = "" if self.scenario == "call" else f"{self.scenario}-"
-        return (f"{self.index:02d}-{scenario}{self.app}-{self.container}-t{self.threads}"
-                f"-w{self.wrk_threads}-c{self.connections}")
+        load = f"w{self.wrk_threads}-c{self.connections}" if self.loadgen == "wrk" else "vegeta"
+        return f"{self.index:02d}-{rnd}{scenario}{self.app}-{self.container}-t{self.threads}-{load}"
 
     @property
     def label(self):
+        rnd = "" if self.round == 1 else f"round {self.round}: "
         scenario = "" if self.scenario == "call" else f"{self.scenario} "
-        return (f"{scenario}{self.app} {self.container} threads={self.threads} "
-                f"wrk-t={self.wrk_threads} c={self.connections}")
+        load = f"wrk-t={self.wrk_threads} c={self.connections}" if self.loadgen == "wrk" else "vegeta (open loop)"
+        return f"{rnd}{scenario}{self.app} {self.container} threads={self.threads} {load}"
 
     def skip_reason(self, java_major):
         """Why this machine cannot run the cell (it stays in the matrix as SKIPPED), or None."""
@@ -70,22 +74,29 @@ def left_out_because(app, container, threads):
 
 
 def plan(s):
-    """The cells in run order (scenario outermost, then container, app, pool, connections, wrk
-    threads), and one sentence per reason for the combinations left out."""
+    """The cells in run order (round outermost: the whole matrix, then again, so drift spreads
+    evenly over the rounds; then scenario, container, app, pool, connections, wrk threads, and
+    vegeta's open-loop cell last), and one sentence per reason for the combinations left out."""
     cells, left_out = [], {}
-    for scenario in s.scenarios:
-        for container in s.containers:
-            for app in s.apps:
-                for threads in s.threads:
-                    gap = left_out_because(app, container, threads)
-                    if gap:
-                        why, what = gap
-                        if what not in left_out.setdefault(why, []):
-                            left_out[why].append(what)
-                        continue
-                    for conns in s.connections:
-                        for wt in s.wrk_threads:
-                            cells.append(Cell(len(cells) + 1, scenario, app, container, threads, wt, conns))
+    for rnd in range(1, s.repeat + 1):
+        for scenario in s.scenarios:
+            for container in s.containers:
+                for app in s.apps:
+                    for threads in s.threads:
+                        gap = left_out_because(app, container, threads)
+                        if gap:
+                            why, what = gap
+                            if what not in left_out.setdefault(why, []):
+                                left_out[why].append(what)
+                            continue
+                        if "wrk" in s.loadgens:
+                            for conns in s.connections:
+                                for wt in s.wrk_threads:
+                                    cells.append(Cell(len(cells) + 1, scenario, app, container, threads, wt, conns,
+                                                      "wrk", rnd))
+                        if "vegeta" in s.loadgens:
+                            cells.append(Cell(len(cells) + 1, scenario, app, container, threads, None, None,
+                                              "vegeta", rnd))
     return cells, [f"{why}: no {', '.join(what)}" for why, what in left_out.items()]
 
 
@@ -101,29 +112,44 @@ class Lab:
         return f"http://127.0.0.1:{port}{path}"
 
 
-def calibrate(lab, summary):
-    """One calibration cell per wrk setting: the same wrk command straight at remote-sleep. Its
-    req/s is the ceiling this box and this closed-loop window can reach (lab-notes trap 14).
-    `summary(dir)` rewrites the reports and returns the cell's one-line summary. Returns how
-    many ran."""
+def calibrate(lab, summary, rnd=1):
+    """One calibration cell per wrk setting (and one for vegeta): the same load straight at
+    remote-sleep. Its req/s is the ceiling this box and this closed-loop window can reach
+    (lab-notes trap 14); vegeta's is the latency a perfect server shows at RATE. With REPEAT,
+    every round measures its own. `summary(dir)` rewrites the reports and returns the cell's
+    one-line summary. Returns how many ran."""
     s = lab.s
     done = []
     remote_stats = lab.url(s.remote_port, "/stats")
-    for conns in s.connections:
-        for wt in s.wrk_threads:
-            if (wt, conns) in done:
-                continue
-            done.append((wt, conns))
-            d = lab.run_dir / "calibration" / f"w{wt}-c{conns}"
-            d.mkdir(parents=True)
-            put(d / "cell.txt", kind="calibration", wrk_threads=wt, connections=conns,
-                duration_s=s.duration_s, sleep_ms=s.sleep_ms)
-            print(f"== calibration: wrk -t{wt} -c{conns} straight at remote-sleep /sleep")
-            wrk.warm_up(s, lab.url(s.remote_port, "/sleep?ms=0"), wt, conns, d / "warmup.txt")
-            procs.wait_drained(remote_stats, s.sleep_ms // 1000 + 5)
-            reason = wrk.measure(s, d, lab.url(s.remote_port, "/sleep"), wt, conns, lab.remote)
-            put(d / "cell.txt", status="ok" if reason is None else f"FAILED: {reason}")
-            print(f"   ceiling: {summary(d)}")
+    prefix = "" if rnd == 1 else f"r{rnd}-"
+    if "wrk" in s.loadgens:
+        for conns in s.connections:
+            for wt in s.wrk_threads:
+                if (wt, conns) in done:
+                    continue
+                done.append((wt, conns))
+                d = lab.run_dir / "calibration" / f"{prefix}w{wt}-c{conns}"
+                d.mkdir(parents=True)
+                put(d / "cell.txt", kind="calibration", round=rnd, wrk_threads=wt, connections=conns,
+                    duration_s=s.duration_s, sleep_ms=s.sleep_ms)
+                print(f"== calibration{f' (round {rnd})' if rnd > 1 else ''}: wrk -t{wt} -c{conns} straight at remote-sleep /sleep")
+                wrk.warm_up(s, lab.url(s.remote_port, "/sleep?ms=0"), wt, conns, d / "warmup.txt")
+                procs.wait_drained(remote_stats, s.sleep_ms // 1000 + 5)
+                reason = wrk.measure(s, d, lab.url(s.remote_port, "/sleep"), wt, conns, lab.remote)
+                put(d / "cell.txt", status="ok" if reason is None else f"FAILED: {reason}")
+                print(f"   ceiling: {summary(d)}")
+    if "vegeta" in s.loadgens:
+        done.append("vegeta")
+        d = lab.run_dir / "calibration" / f"{prefix}vegeta"
+        d.mkdir(parents=True)
+        put(d / "cell.txt", kind="calibration", round=rnd, loadgen="vegeta", rate=s.rate,
+            duration_s=s.duration_s, sleep_ms=s.sleep_ms)
+        print(f"== calibration{f' (round {rnd})' if rnd > 1 else ''}: vegeta at {s.rate} req/s straight at remote-sleep /sleep")
+        procs.wait_drained(remote_stats, s.sleep_ms // 1000 + 5)
+        reason = vegeta.measure(lab.m.vegeta, d, lab.url(s.remote_port, "/sleep"), s.rate, s.duration_s,
+                                s.wrk_timeout_s, s.sleep_ms)
+        put(d / "cell.txt", status="ok" if reason is None else f"FAILED: {reason}")
+        print(f"   open-loop ceiling: {summary(d)}")
     return len(done)
 
 
@@ -217,10 +243,12 @@ def run_cell(lab, app, cell):
     d = lab.run_dir / "cells" / cell.dir_name
     d.mkdir(parents=True)
     record = d / "cell.txt"
-    put(record, kind="cell", index=cell.index, app=cell.app, container=cell.container, threads=cell.threads,
-        wrk_threads=cell.wrk_threads, connections=cell.connections, duration_s=s.duration_s,
-        sleep_ms=s.sleep_ms, thread_per_request=int(cell.thread_per_request), scenario=cell.scenario,
-        pool_mode=cell.pool_mode)
+    put(record, kind="cell", index=cell.index, round=cell.round, loadgen=cell.loadgen, app=cell.app,
+        container=cell.container, threads=cell.threads, wrk_threads=cell.wrk_threads, connections=cell.connections,
+        duration_s=s.duration_s, sleep_ms=s.sleep_ms, thread_per_request=int(cell.thread_per_request),
+        scenario=cell.scenario, pool_mode=cell.pool_mode)
+    if cell.loadgen == "vegeta":
+        put(record, rate=s.rate)
     side_mode = SCENARIOS[cell.scenario]
     if side_mode:
         put(record, slow_clients=s.slow_clients, slow_bytes=s.slow_bytes_for(cell.scenario), slow_rate=s.slow_rate)
@@ -244,7 +272,10 @@ def run_cell(lab, app, cell):
         reason = app.verify(d / "verify.txt")
     if reason is None and fresh:
         pool = int(cell.threads) if cell.thread_per_request else None
-        wrk.warm_up(s, lab.url(s.app_port, "/call?ms=0"), cell.wrk_threads, cell.connections, d / "warmup.txt", pool)
+        # vegeta's cell warms up like the first wrk setting would (a few connections per thread).
+        wt = cell.wrk_threads or min(s.wrk_threads)
+        conns = cell.connections or max(wt, min(s.rate, min(s.connections)))
+        wrk.warm_up(s, lab.url(s.app_port, "/call?ms=0"), wt, conns, d / "warmup.txt", pool)
         if not procs.wait_drained(app.admin + "/stats", s.sleep_ms // 1000 + 5):
             reason = "still busy after the warm-up"
     if reason is None:
@@ -261,7 +292,13 @@ def run_cell(lab, app, cell):
         side = SlowClients(side_mode[0], lab.url(s.app_port, "/call"), s.slow_clients,
                            s.slow_bytes_for(cell.scenario), s.slow_rate, s.duration_s + 2, d)
         reason = side.start()
-    if reason is None:
+    if reason is None and cell.loadgen == "vegeta":
+        put(record, prep_s=since_start())
+        reason = vegeta.measure(lab.m.vegeta, d, lab.url(s.app_port, "/call"), s.rate, s.duration_s,
+                                s.wrk_timeout_s, s.sleep_ms, stats_url=app.admin + "/stats")
+        # Every request vegeta could have had outstanding may still sit in a small pool's queue.
+        app.last_conns = vegeta.limits(s.rate, s.sleep_ms, s.wrk_timeout_s)[1]
+    elif reason is None:
         put(record, prep_s=since_start())
         reason = wrk.measure(s, d, lab.url(s.app_port, "/call"), cell.wrk_threads, cell.connections,
                              lab.remote, app.proc, app.admin + "/stats")

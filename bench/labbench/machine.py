@@ -30,6 +30,7 @@ class Machine:
     java_major: int
     nofile: str         # ulimit -n after raising it ("unlimited" or a number)
     hard_nofile: str
+    vegeta: str = ""    # the pinned vegeta binary, when LOADGEN has vegeta
 
 
 def check(s):
@@ -63,8 +64,18 @@ def check(s):
         print(f"WARNING: ulimit -n is {nofile}, too low for {max_conns} connections (app: 2 per request)",
               file=sys.stderr)
 
+    vegeta = ensure_vegeta() if "vegeta" in s.loadgens else ""
     build_if_stale(s, java_home)
-    return Machine(java, java_home, version, major, nofile, hard)
+    return Machine(java, java_home, version, major, nofile, hard, vegeta)
+
+
+def ensure_vegeta():
+    """The pinned vegeta, built once into .tools/bin by bench/tools/install.sh (which says what to
+    do when Go is missing)."""
+    r = subprocess.run(["bench/tools/install.sh", "vegeta"], stdout=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        raise Fatal("LOADGEN has vegeta, which could not be installed (see above); or run with LOADGEN=wrk")
+    return r.stdout.strip()
 
 
 def ensure_tools(tools):
@@ -163,6 +174,7 @@ def facts(s, m):
         "tomcat": pom_version("tomcat.version"),
         "spring": pom_version("spring.version"),
         "wrk": first_line(["wrk", "-v"]).split(" Copyright")[0],
+        "vegeta": Path(m.vegeta).resolve().name.replace("vegeta-", "vegeta ") if m.vegeta else "",
         "cpu": f"{len(os.sched_getaffinity(0))} x {cpu_model.group(1) if cpu_model else 'unknown'}",
         "os": f"{os_name.group(1) if os_name else os.uname().sysname}, kernel {os.uname().release}",
         "nofile": m.nofile,

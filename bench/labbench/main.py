@@ -93,6 +93,7 @@ def start_run(s, m, cells, left_out):
         threads=" ".join(s.threads), wrk_threads=" ".join(map(str, s.wrk_threads)),
         connections=" ".join(map(str, s.connections)), scenarios=" ".join(s.scenarios),
         slow_clients=s.slow_clients, slow_rate=s.slow_rate, slow_bytes=s.raw["SLOW_BYTES"],
+        loadgens=" ".join(s.loadgens), rate=s.rate, repeat=s.repeat,
         duration_s=s.duration_s, sleep_ms=s.sleep_ms, wrk_timeout_s=s.wrk_timeout_s, warmup_s=s.warmup_s,
         java_opts=s.raw["JAVA_OPTS"], app_args=s.raw["APP_ARGS"], app_cds="on" if m.java_major >= 19 else "off",
         **facts, left_out="; ".join(left_out))
@@ -100,7 +101,7 @@ def start_run(s, m, cells, left_out):
   date:      {now.strftime("%Y-%m-%dT%H:%M:%SZ")}
   JDK:       {facts['jdk']}
   versions:  Jetty {facts['jetty']}, Tomcat {facts['tomcat']}, Spring {facts['spring']}
-  wrk:       {facts['wrk']}
+  wrk:       {facts['wrk']}{f"; {facts['vegeta']} (open loop at {s.rate} req/s)" if facts['vegeta'] else ""}
   CPU, OS:   {facts['cpu']}; {facts['os']}
   limits:    ulimit -n {m.nofile} (hard {m.hard_nofile}), somaxconn {facts['somaxconn']}
   ports:     remote {s.remote_port}, app {s.app_port}, admin {s.admin_port} on 127.0.0.1: free
@@ -126,9 +127,12 @@ def run(lab, cells):
     listening = next((line for line in procs.read_lines(log) if "listening" in line),
                      f"remote-sleep: pid {lab.remote.pid}")
     print(f"== {listening}")
-    calibrations = calibrate(lab, lambda d: report.update(run_dir, d))
+    def summarize(d):
+        return report.update(run_dir, d)
+    calibrations = calibrate(lab, summarize)
 
     # 2. the cells; the reports are rewritten after each one, so a Ctrl-C keeps what finished.
+    #    With REPEAT, each round starts with its own calibration: the ceiling drifts too.
     total = len(cells)
     to_measure = [c for c in cells if not c.skip_reason(m.java_major)]
     put(run_dir / "meta.txt", cells_planned=total)
@@ -137,6 +141,10 @@ def run(lab, cells):
     failed = skipped = measured = 0
     cells_start = time.monotonic()
     for cell in cells:
+        if cell.round > 1 and cell.index == next(c.index for c in cells if c.round == cell.round):
+            app.stop()
+            print(f"== round {cell.round} of {s.repeat}")
+            calibrations += calibrate(lab, summarize, cell.round)
         status = run_cell(lab, app, cell)
         if status.startswith("SKIPPED"):
             skipped += 1

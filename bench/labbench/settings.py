@@ -19,6 +19,9 @@ DEFAULTS = {
     "SLOW_CLIENTS": "10",      # slow-* scenarios: how many slow clients run beside wrk
     "SLOW_RATE": "1000",       # bytes per second each slow client sends or reads
     "SLOW_BYTES": "",          # bytes each slow client sends or reads; empty = the scenario's default
+    "LOADGEN": "wrk",          # wrk (closed loop) and/or vegeta (open loop at RATE req/s), eg, "wrk vegeta"
+    "RATE": "50",              # vegeta's constant arrival rate, requests per second
+    "REPEAT": "1",             # rounds of the whole matrix; figures are then medians with min–max
     "DURATION": "10s",         # wrk -d for every measured cell
     "SLEEP_MS": "1000",        # remote-sleep's delay: what every /call waits for
     "WRK_TIMEOUT": "",         # wrk --timeout; empty = DURATION + 20 s (see below)
@@ -37,6 +40,7 @@ DEFAULTS = {
 
 KNOWN_APPS = ["sync-servlet", "sync-mvc", "async-servlet", "async-mvc", "nio-servlet", "webflux"]
 KNOWN_CONTAINERS = ["jetty", "tomcat", "netty"]
+KNOWN_LOADGENS = ["wrk", "vegeta"]
 # Which module's jar serves each app id.
 MODULE_OF = {
     "sync-servlet": "sync-servlet", "sync-mvc": "sync-servlet",
@@ -74,6 +78,9 @@ class Settings:
     slow_clients: int
     slow_rate: int
     slow_bytes: Optional[int]  # None = each scenario's default
+    loadgens: List[str]
+    rate: int
+    repeat: int
     duration: str
     duration_s: int
     warmup: str
@@ -122,6 +129,9 @@ Settings (current value):
   SLOW_CLIENTS={v['SLOW_CLIENTS']}  SLOW_RATE={v['SLOW_RATE']}  SLOW_BYTES={v['SLOW_BYTES'] or '(default)'}
         slow-* scenarios: slow clients beside wrk, bytes/s each, bytes each
         (default SLOW_BYTES: slow-upload {SCENARIOS['slow-upload'][1]}, slow-download {SCENARIOS['slow-download'][1]})
+  LOADGEN="{v['LOADGEN']}"              known: {' '.join(KNOWN_LOADGENS)}: wrk = closed loop (-t x -c), vegeta = open loop
+  RATE={v['RATE']}                      vegeta's constant arrival rate, req/s (latency from the intended send time)
+  REPEAT={v['REPEAT']}                     rounds of the whole matrix; every figure is then a median with its min–max
   DURATION={v['DURATION']}  WARMUP={v['WARMUP']}  WRK_TIMEOUT={v['WRK_TIMEOUT'] or 'DURATION+20s'}   (N, Ns, Nm or Nh)
   SLEEP_MS={v['SLEEP_MS']}          remote-sleep delay, 1..60000
   REMOTE_PORT={v['REMOTE_PORT']} APP_PORT={v['APP_PORT']} ADMIN_PORT={v['ADMIN_PORT']}   (all on 127.0.0.1)
@@ -134,6 +144,8 @@ Examples:
   APPS="sync-servlet webflux" CONTAINERS="tomcat netty" THREADS="1 v1" ./bench.sh
   SCENARIO="call slow-upload" APPS="sync-servlet nio-servlet" THREADS=1 WRK_THREADS=10 ./bench.sh
   APP_ARGS="--client-max-connections 16" APPS=webflux ./bench.sh   # the 2021 write-up's trap
+  LOADGEN="wrk vegeta" RATE=50 THREADS=1 WRK_THREADS=10 ./bench.sh  # closed- and open-loop latency side by side
+  REPEAT=3 ./bench.sh                                 # medians with min–max: what `make compare` judges noise by
   make bench DURATION=30s && make compare A=results/<older stamp> B=results/latest"""
 
 
@@ -223,10 +235,15 @@ def parse(environ):
     slow_bytes = None
     if v["SLOW_BYTES"]:
         slow_bytes = count("SLOW_BYTES", v["SLOW_BYTES"], " (or empty: the scenario's default)")
+    loadgens = known("LOADGEN", v["LOADGEN"], KNOWN_LOADGENS, "load generator")
+    rate = count("RATE", v["RATE"])
+    repeat = count("REPEAT", v["REPEAT"])
+    if repeat > 20:
+        raise UsageError(f"REPEAT: {repeat} rounds is more than 20")
     return Settings(
         raw=v, apps=apps, containers=containers, threads=threads, wrk_threads=wrk_threads,
         connections=connections, scenarios=scenarios, slow_clients=slow_clients, slow_rate=slow_rate,
-        slow_bytes=slow_bytes, duration=v["DURATION"], duration_s=duration_s, warmup=v["WARMUP"],
+        slow_bytes=slow_bytes, loadgens=loadgens, rate=rate, repeat=repeat, duration=v["DURATION"], duration_s=duration_s, warmup=v["WARMUP"],
         warmup_s=seconds_of(v["WARMUP"]), wrk_timeout=wrk_timeout, wrk_timeout_s=seconds_of(wrk_timeout),
         sleep_ms=int(v["SLEEP_MS"]), remote_port=ports["REMOTE_PORT"], app_port=ports["APP_PORT"],
         admin_port=ports["ADMIN_PORT"], results_dir=v["RESULTS_DIR"], start_timeout=start_timeout,

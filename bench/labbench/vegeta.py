@@ -1,0 +1,129 @@
+"""vegeta, the open-loop load generator: requests at a constant arrival rate, whatever the server
+does, with latency measured from when each request was due (lab-notes traps 3 and 21).
+
+wrk is a closed loop: a stalled server is sent fewer requests, so its latency looks better than
+what users would see (coordinated omission). vegeta keeps sending RATE requests per second; a
+server that cannot keep up builds a queue, and the queue shows in the latency and success rate.
+
+Every limit is explicit: workers start at the number of requests the rate keeps in flight and may
+grow to one per request that can be outstanding (rate x timeout), with as many connections, so
+vegeta itself never caps the test; -timeout is the cell's wrk --timeout, above the backend delay.
+"""
+import json
+import math
+import subprocess
+from datetime import datetime, timezone
+
+from . import procs
+from .rundir import put
+
+
+def limits(rate, sleep_ms, timeout_s):
+    """(workers, max_workers / max connections) for a rate: nothing vegeta does may cap the test."""
+    workers = max(1, math.ceil(rate * sleep_ms / 1000.0 * 1.2))
+    outstanding = max(workers, math.ceil(rate * timeout_s))
+    return workers, outstanding
+
+
+def command(vegeta, targets, rate, duration_s, timeout_s, sleep_ms, out):
+    workers, outstanding = limits(rate, sleep_ms, timeout_s)
+    return [vegeta, "attack", f"-targets={targets}", f"-rate={rate}/s", f"-duration={duration_s}s",
+            f"-timeout={timeout_s}s", f"-workers={workers}", f"-max-workers={outstanding}",
+            f"-connections={outstanding}", f"-max-connections={outstanding}", "-keepalive=true", f"-output={out}"]
+
+
+def measure(vegeta, cell_dir, url, rate, duration_s, timeout_s, sleep_ms, stats_url=None):
+    """Attack url at `rate` req/s for duration_s; write vegeta.bin, vegeta.json (vegeta's own
+    report) and vegeta-summary.json (our counts of timeouts and other errors), and the app's
+    /stats at the end (stats.json). None when it worked, else the reason."""
+    binary = cell_dir / "vegeta.bin"
+    targets = cell_dir / "targets.txt"
+    targets.write_text(f"GET {url}\n")
+    cmd = command(vegeta, targets, rate, duration_s, timeout_s, sleep_ms, binary)
+    print(f"  $ {' '.join(map(str, cmd))}")
+    box0 = procs.box_ticks()
+    rc = procs.run([str(c) for c in cmd], out=cell_dir / "vegeta.txt")
+    if stats_url:
+        stats = procs.get_json(stats_url)
+        if stats is None:
+            return "GET /stats failed after vegeta"
+        (cell_dir / "stats.json").write_text(json.dumps(stats))
+    box1 = procs.box_ticks()
+    busy, total = box1[0] - box0[0], box1[1] - box0[1]
+    put(cell_dir / "cell.txt", vegeta_command=" ".join(map(str, cmd)), vegeta_exit=rc,
+        cpu_box_pct=f"{100 * busy / total if total else 0:.1f}")
+    if rc != 0 or not binary.exists():
+        return f"vegeta attack failed (exit {rc}, see vegeta.txt)"
+    report = subprocess.run([vegeta, "report", "-type=json", str(binary)], capture_output=True, text=True)
+    if report.returncode != 0:
+        return f"vegeta report failed: {report.stderr.strip()[:200]}"
+    (cell_dir / "vegeta.json").write_text(report.stdout)
+    encoded = subprocess.run([vegeta, "encode", "--to=json", str(binary)], capture_output=True, text=True)
+    timeouts = other = 0
+    answered = []                # when each successful answer arrived, s since the epoch
+    for line in encoded.stdout.splitlines():
+        r = json.loads(line)
+        error = r.get("error") or ""
+        if "Timeout" in error or "deadline exceeded" in error:
+            timeouts += 1
+        elif error or not 200 <= r.get("code", 0) < 300:
+            other += 1
+        else:
+            answered.append(epoch_s(r["timestamp"]) + r["latency"] / 1e9)
+    # The rate the server answered at, from its first to its last answer: a server that queues
+    # still answers every request of a short attack, only later (vegeta's "throughput" divides by
+    # the attack plus the wait for the last answer, which counts one backend delay against a
+    # perfect server too).
+    answered.sort()
+    served = (len(answered) - 1) / (answered[-1] - answered[0]) if len(answered) > 1 and answered[-1] > answered[0] else None
+    (cell_dir / "vegeta-summary.json").write_text(json.dumps(
+        {"timeouts": timeouts, "other_errors": other, "served_rps": served}) + "\n")
+    return None
+
+
+def epoch_s(stamp):
+    """vegeta's RFC 3339 timestamp with nanoseconds -> seconds (datetime keeps only microseconds)."""
+    day, _, rest = stamp.partition("T")
+    clock = rest.rstrip("Z")
+    for sign in "+-":
+        if sign in clock:
+            raise ValueError(f"vegeta timestamp not in UTC: {stamp}")
+    hms, _, frac = clock.partition(".")
+    whole = datetime.strptime(f"{day}T{hms}", "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc).timestamp()
+    return whole + (float(f"0.{frac}") if frac else 0.0)
+
+
+def epoch_s(stamp):
+    """vegeta's RFC 3339 timestamp with nanoseconds -> seconds (datetime keeps only microseconds)."""
+    day, _, rest = stamp.partition("T")
+    clock = rest.rstrip("Z")
+    for sign in "+-":
+        if sign in clock:
+            raise ValueError(f"vegeta timestamp not in UTC: {stamp}")
+    hms, _, frac = clock.partition(".")
+    whole = datetime.strptime(f"{day}T{hms}", "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc).timestamp()
+    return whole + (float(f"0.{frac}") if frac else 0.0)
+
+
+def fields(cell_dir):
+    """The cell's open-loop figures for results.json (empty when vegeta did not run)."""
+    try:
+        report = json.loads((cell_dir / "vegeta.json").read_text())
+        summary = json.loads((cell_dir / "vegeta-summary.json").read_text())
+    except (OSError, ValueError):
+        return {}
+    lat = report.get("latencies", {})
+
+    def ms(key):
+        return None if key not in lat else round(lat[key] / 1e6, 1)
+    return {
+        "ol_requests": report.get("requests"),
+        "ol_rate": round(report.get("rate", 0.0), 2),             # sent per second (offered)
+        # Successes per second of the attack (vegeta's own "throughput" also divides by the wait
+        # for the last answers, ~1 s here, so it reads ~17 % low for a 5 s attack on a perfect server).
+        "ol_served_rps": round(report.get("requests", 0) * report.get("success", 0.0)
+                               / (report.get("duration", 0) / 1e9), 2) if report.get("duration") else None,
+        "ol_success_pct": round(100.0 * report.get("success", 0.0), 1),
+        "ol_p50_ms": ms("50th"), "ol_p90_ms": ms("90th"), "ol_p99_ms": ms("99th"), "ol_max_ms": ms("max"),
+        "ol_timeouts": summary["timeouts"], "ol_other_errors": summary["other_errors"],
+    }
