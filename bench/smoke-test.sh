@@ -70,13 +70,16 @@ check "THREADS=x1" bad_setting THREADS=x1
 check "unknown scenario" bad_setting SCENARIO=no-such-scenario
 check "SLOW_CLIENTS=0" bad_setting SLOW_CLIENTS=0
 check "SLOW_RATE=abc" bad_setting SLOW_RATE=abc
+check "REPEAT=0" bad_setting REPEAT=0
+check "RATE=-5" bad_setting RATE=-5
+check "LOADGEN=foo" bad_setting LOADGEN=foo
 check "a matrix left with no cell (netty runs webflux only)" bad_setting APPS=sync-servlet CONTAINERS=netty
 check "--help prints the usage and exits 0" bash -c './bench.sh --help | grep -q "^Usage: "'
 
 echo "== the Python side: byte-compiles, unit tests"
 check "every bench Python file compiles" \
     python3 -c 'import sys; [compile(open(f).read(), f, "exec") for f in sys.argv[1:]]' bench/*.py bench/labbench/*.py
-check "bench/test_bench.py (settings, matrix, report.py, compare.py)" \
+check "unit tests: bench/test_*.py (settings, matrix, rounds, report.py, compare's verdicts, slowclients.py)" \
     env PYTHONPATH=bench python3 -m unittest discover -s bench -p 'test_*.py'
 
 # sigterm_stops_the_run: TERM during the calibration cell must stop remote-sleep and wrk (exit
@@ -99,21 +102,21 @@ sigterm_stops_the_run() {
 echo "== SIGTERM stops a run and everything it started"
 check "SIGTERM: exit 143, results kept, nothing left listening" sigterm_stops_the_run
 
-echo "== a tiny matrix (4 cells + 1 calibration, about 40 s)"
+echo "== a tiny matrix, twice (REPEAT=2: 2 x (4 cells + 1 calibration), about 80 s)"
 export APPS="async-servlet sync-servlet" CONTAINERS="jetty tomcat" THREADS=1 WRK_THREADS=10 \
-    CONNECTIONS=10 DURATION=2s SLEEP_MS=200 WARMUP=1s RESULTS_DIR="$TMP/results"
+    CONNECTIONS=10 DURATION=2s SLEEP_MS=200 WARMUP=1s RESULTS_DIR="$TMP/results" REPEAT=2
 check "bench.sh runs the tiny matrix" ./bench.sh
 grep -E '^(\[|== done|   ceiling)' "$TMP/check.out" | sed 's/^/       /'   # its progress lines
 RUN="$TMP/results/latest"
-unset APPS CONTAINERS THREADS WRK_THREADS CONNECTIONS DURATION SLEEP_MS WARMUP RESULTS_DIR
+unset APPS CONTAINERS THREADS WRK_THREADS CONNECTIONS DURATION SLEEP_MS WARMUP RESULTS_DIR REPEAT
 
 files_exist() {
     local f
     for f in results.json results.md results.csv meta.txt logs/remote-sleep.log; do
         [[ -s "$RUN/$f" ]] || { echo "missing $RUN/$f"; return 1; }
     done
-    (($(find "$RUN/cells" -name wrk.txt -size +0 | wc -l) == 4)) || { echo "want 4 cells/*/wrk.txt"; return 1; }
-    (($(find "$RUN/logs" -name '*.log' | wc -l) >= 5)) || { echo "want remote-sleep + 4 app logs"; return 1; }
+    (($(find "$RUN/cells" -name wrk.txt -size +0 | wc -l) == 8)) || { echo "want 8 cells/*/wrk.txt"; return 1; }
+    (($(find "$RUN/logs" -name '*.log' | wc -l) >= 9)) || { echo "want remote-sleep + 8 app logs"; return 1; }
 }
 check "results.json, .md, .csv, raw wrk output and server logs exist" files_exist
 
@@ -130,7 +133,7 @@ for c in bad:
 sys.exit(1 if bad or not cells else 0)
 EOF
 }
-FIELDS="scenario app container threads pool_mode wrk_threads connections duration_s requests rps bound_rps ceiling_rps
+FIELDS="scenario app container threads pool_mode wrk_threads connections duration_s requests rps steady_rps bound_rps ceiling_rps
  pct_of_ceiling latency_avg_ms p50_ms p90_ms p99_ms max_ms timeouts slow_2s errors unfinished
  handler_threads peak_threads status"
 check "results.json has meta and 4 cells" python3 -c "
@@ -147,6 +150,35 @@ check "sync cells stay <= 2x their bound (1 thread / 200 ms = 5 req/s)" check_js
     "c['app'] != 'sync-servlet' or (c['rps'] is not None and c['rps'] <= 2 * c['bound_rps'])"
 check "1 thread: 1 handler thread ran the app code" check_json "c['handler_threads'] == 1"
 check "results.md has a table per pool size x wrk setting" grep -q '^### 1 thread · wrk -t10 -c10' "$RUN/results.md"
+check "REPEAT=2: every cell is a median of 2 rounds with its min–max" check_json \
+    "(c['repeats'] == 2 and c['rounds_failed'] == 0 and len(c['range']['steady_rps']) == 2
+      and c['range']['steady_rps'][0] <= c['steady_rps'] <= c['range']['steady_rps'][1])"
+check "make compare of the two rounds of one run: every cell the same" bash -c "
+    make -s compare A='$RUN@1' B='$RUN@2' >'$TMP/halves.md'; cat '$TMP/halves.md';
+    grep -q '^\*\*4 cells in both runs: 4 same, 0 better, 0 worse beyond the noise' '$TMP/halves.md'"
+
+echo "== open loop: vegeta at a constant rate (1 cell + 1 calibration, about 20 s; builds vegeta once)"
+check "LOADGEN=vegeta runs and writes its figures" env APPS=async-servlet CONTAINERS=jetty THREADS=1 WRK_THREADS=10 \
+    CONNECTIONS=10 DURATION=2s SLEEP_MS=200 LOADGEN=vegeta RATE=20 RESULTS_DIR="$TMP/ol" ./bench.sh
+check "the open-loop cell answered every request near the backend's delay" python3 -c "
+import json; r = json.load(open('$TMP/ol/latest/results.json')); (c,) = r['cells']
+assert c['loadgen'] == 'vegeta' and c['ol_success_pct'] == 100.0 and c['ol_timeouts'] == 0, c
+assert 180 <= c['ol_p50_ms'] <= 400 and 15 <= c['ol_served_rps'] <= 25, c
+assert r['meta']['calibration'][0]['loadgen'] == 'vegeta', r['meta']['calibration']"
+check "results.md shows closed- and open-loop latency side by side" grep -q '^## Open loop: vegeta at 20 req/s beside wrk' \
+    "$TMP/ol/latest/results.md"
+
+echo "== slow clients beside wrk (2 cells + 1 calibration, about 25 s)"
+check "SCENARIO=slow-upload runs its side load" env SCENARIO=slow-upload APPS="sync-servlet nio-servlet" \
+    CONTAINERS=tomcat THREADS=1 WRK_THREADS=10 CONNECTIONS=10 DURATION=2s SLEEP_MS=200 SLOW_CLIENTS=2 \
+    SLOW_RATE=100 SLOW_BYTES=2000 RESULTS_DIR="$TMP/slow" ./bench.sh
+check "slow-upload: the side load ran; nio-servlet keeps serving, sync-servlet does not" python3 -c "
+import json; cells = json.load(open('$TMP/slow/latest/results.json'))['cells']
+by = {c['app']: c for c in cells}
+assert all(c['side_load_exit'] == 0 and c['slow_connected'] == 2 for c in cells), cells
+assert by['nio-servlet']['pct_of_ceiling'] >= 50, by['nio-servlet']
+assert (by['sync-servlet']['steady_rps'] or 0) <= 0.5 * by['sync-servlet']['bound_rps'], by['sync-servlet']"
+check "results.md has the slow-upload section" grep -q '^## Slow clients: slow-upload' "$TMP/slow/latest/results.md"
 
 echo "== make compare"
 check "make compare A=run B=run prints a table with every cell" bash -c "
