@@ -2,19 +2,29 @@ package lab.common;
 
 import jakarta.servlet.Servlet;
 
+import org.springframework.http.server.reactive.HttpHandler;
+
 /**
- * What an app hands the container: one servlet and where it is mapped. Plain servlets take
- * {@code /call} only (anything else is the container's 404); Spring's servlets take {@code /*}
- * and route themselves.
+ * What an app hands the container: one servlet and where it is mapped, or, for Reactor Netty
+ * (no servlet API), Spring's reactive {@link HttpHandler}. Plain servlets take {@code /call} only
+ * (anything else is the container's 404); Spring's servlets take {@code /*} and route themselves.
+ *
+ * <p>spring-web is an optional dependency of lab-common: a servlet-only module such as nio-servlet
+ * never loads {@code HttpHandler}, because its endpoints hold null there.
  */
-public record Endpoint(Servlet servlet, String mapping) {
+public record Endpoint(Servlet servlet, String mapping, HttpHandler httpHandler) {
 
     public static Endpoint call(Servlet servlet) {
-        return new Endpoint(servlet, "/call");
+        return new Endpoint(servlet, "/call", null);
     }
 
     public static Endpoint everything(Servlet servlet) {
-        return new Endpoint(servlet, "/*");
+        return new Endpoint(servlet, "/*", null);
+    }
+
+    /** For {@code --container netty}: Spring's handler, run on the event loops. */
+    public static Endpoint reactive(HttpHandler handler) {
+        return new Endpoint(null, "/*", handler);
     }
 
     /** How each app builds its endpoint; tests call it with port 0 like {@code main} does. */

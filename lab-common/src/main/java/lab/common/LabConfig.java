@@ -7,13 +7,16 @@ import java.util.List;
  * Everything one app process is configured with, parsed from its flags and printed first at start,
  * so every log line and result says what was measured.
  *
- * @param threads how many threads may run application code: the container's request pool
- *                (see {@link Container#describe}); the one place a later "virtual" mode plugs in
+ * @param threads        how many threads may run application code: the container's request pool
+ *                       or Netty's event loops (see {@link Container#describe}); with
+ *                       {@code virtualThreads}, the carrier threads under the virtual threads
+ * @param virtualThreads {@code --threads vN}: one virtual thread per request on N carriers
  */
 public record LabConfig(
         String app,
         String container,
         int threads,
+        boolean virtualThreads,
         String host,
         int port,
         int adminPort,
@@ -25,18 +28,25 @@ public record LabConfig(
         int acceptQueue) {
 
     public static final String USAGE = """
-            Usage: java -jar <module>.jar [--app ID] --container jetty|tomcat --threads N --port P --admin-port A
+            Usage: java -jar <module>.jar [--app ID] --container jetty|tomcat|netty --threads N|vN --port P --admin-port A
                    --remote http://127.0.0.1:9000 [--host 127.0.0.1] [--client-timeout-ms 10000]
                    [--client-connect-timeout-ms 2000] [--client-max-connections 0 (0 = no cap)]
-                   [--client-executor-threads 2] [--accept-queue 8192]""";
+                   [--client-executor-threads 2] [--accept-queue 8192]
+                   --threads N: N threads may run application code; vN: a virtual thread per request on
+                   N carrier threads (JDK 21+, jetty and tomcat). --container netty: the webflux app only.""";
 
+    /** The servlet containers: every app runs on both. */
     public static final List<String> CONTAINERS = List.of("jetty", "tomcat");
+    /** Reactor Netty has no servlet API: only WebFlux runs on it. */
+    public static final String NETTY = "netty";
+    public static final List<String> NETTY_APPS = List.of("webflux");
+    static final int MAX_THREADS = 10_000;
 
     /** Parses flags; throws {@link IllegalArgumentException} with a one-line reason on bad input. */
     public static LabConfig parse(String[] args, List<String> apps) {
         String app = apps.size() == 1 ? apps.get(0) : null;
         String container = null;
-        Integer threads = null;
+        String threads = null;
         String host = "127.0.0.1";
         Integer port = null;
         Integer adminPort = null;
@@ -52,8 +62,8 @@ public record LabConfig(
             String value = args[++i];
             switch (flag) {
                 case "--app" -> app = oneOf(flag, value, apps);
-                case "--container" -> container = oneOf(flag, value, CONTAINERS);
-                case "--threads" -> threads = intIn(flag, value, 1, 10_000);
+                case "--container" -> container = oneOf(flag, value, List.of("jetty", "tomcat", NETTY));
+                case "--threads" -> threads = value;
                 case "--host" -> host = value;
                 case "--port" -> port = intIn(flag, value, 0, 65535);
                 case "--admin-port" -> adminPort = intIn(flag, value, 0, 65535);
@@ -67,24 +77,61 @@ public record LabConfig(
             }
         }
         if (app == null) throw new IllegalArgumentException("missing --app (one of " + String.join(", ", apps) + ")");
-        if (container == null) throw new IllegalArgumentException("missing --container (jetty or tomcat)");
+        if (container == null) throw new IllegalArgumentException("missing --container (jetty, tomcat or netty)");
         if (threads == null) throw new IllegalArgumentException("missing --threads");
         if (port == null) throw new IllegalArgumentException("missing --port");
         if (adminPort == null) throw new IllegalArgumentException("missing --admin-port");
         if (remote == null) throw new IllegalArgumentException("missing --remote");
-        return new LabConfig(app, container, threads, host, port, adminPort, remote,
+        boolean virtual = threads.startsWith("v");
+        int n = threadCount(threads);
+        if (container.equals(NETTY) && !NETTY_APPS.contains(app)) {
+            throw new IllegalArgumentException("--container netty runs only the " + String.join(", ", NETTY_APPS)
+                    + " app (Reactor Netty has no servlet API)");
+        }
+        if (virtual && container.equals(NETTY)) {
+            throw new IllegalArgumentException("--threads v" + n + ": virtual threads do not apply to netty's event loops"
+                    + " (nothing there blocks; use --threads " + n + ")");
+        }
+        if (virtual && VirtualThreads.unsupportedReason() != null) {
+            throw new IllegalArgumentException("--threads v" + n + ": " + VirtualThreads.unsupportedReason());
+        }
+        return new LabConfig(app, container, n, virtual, host, port, adminPort, remote,
                 clientTimeoutMs, connectTimeoutMs, maxConnections, executorThreads, acceptQueue);
     }
 
-    /** A config for tests: free ports, defaults for the rest. */
+    /** {@code N} or {@code vN}, N in 1..10000. */
+    private static int threadCount(String raw) {
+        String digits = raw.startsWith("v") ? raw.substring(1) : raw;
+        try {
+            int n = Integer.parseInt(digits);
+            if (n >= 1 && n <= MAX_THREADS && digits.equals(String.valueOf(n))) return n;
+        } catch (NumberFormatException e) {
+            // the message below says what is accepted
+        }
+        throw new IllegalArgumentException("--threads must be N (threads) or vN (carriers of virtual threads), N in 1.."
+                + MAX_THREADS + ", got '" + raw + "'");
+    }
+
+    /** A config for tests: free ports, platform threads, defaults for the rest. */
     public static LabConfig forTest(String app, String container, int threads, URI remote) {
-        return new LabConfig(app, container, threads, "127.0.0.1", 0, 0, remote,
+        return new LabConfig(app, container, threads, false, "127.0.0.1", 0, 0, remote,
                 10_000, 2_000, 0, 2, 8192);
     }
 
+    /** The same with {@code --threads vN}: a virtual thread per request on {@code threads} carriers. */
+    public LabConfig withVirtualThreads() {
+        return new LabConfig(app, container, threads, true, host, port, adminPort, remote,
+                clientTimeoutMs, clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue);
+    }
+
     public LabConfig withClientTimeoutMs(int ms) {
-        return new LabConfig(app, container, threads, host, port, adminPort, remote,
+        return new LabConfig(app, container, threads, virtualThreads, host, port, adminPort, remote,
                 ms, clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue);
+    }
+
+    /** {@code --threads} as given: {@code 200} or {@code v1}. */
+    public String threadsFlag() {
+        return (virtualThreads ? "v" : "") + threads;
     }
 
     /**

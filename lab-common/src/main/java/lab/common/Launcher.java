@@ -46,6 +46,8 @@ public final class Launcher implements AutoCloseable {
             System.exit(2);
             return;
         }
+        // Before anything makes a virtual thread: the scheduler reads these once (lab-notes trap 17).
+        if (config.virtualThreads()) VirtualThreads.pinCarriers(config.threads());
         Launcher lab;
         try {
             lab = start(config, factory);
@@ -60,13 +62,21 @@ public final class Launcher implements AutoCloseable {
         System.out.println(lab.describe());
     }
 
+    /**
+     * Starts in this JVM (tests do, with port 0). A vN config must find the virtual-thread
+     * scheduler pinned to N carriers already ({@link VirtualThreads#checkCarriers}).
+     */
     public static Launcher start(LabConfig config, Endpoint.Factory factory) throws Exception {
+        if (config.virtualThreads()) {
+            if (VirtualThreads.unsupportedReason() != null) throw new IllegalStateException(VirtualThreads.unsupportedReason());
+            VirtualThreads.checkCarriers(config.threads());
+        }
         Stats stats = new Stats(config);
         Remote remote = new Remote(config, stats);
         Container container = null;
         try {
             Endpoint endpoint = factory.create(config, remote);
-            container = Container.start(config, endpoint, new StatsFilter(stats, config.asyncTimeoutMs()));
+            container = Container.start(config, endpoint, stats);
             stats.queueOf(container::queued);
             AdminServer admin = new AdminServer(config.host(), config.adminPort(), stats);
             return new Launcher(config, stats, remote, container, admin);
@@ -92,8 +102,8 @@ public final class Launcher implements AutoCloseable {
 
     /** The one line every log and result starts from. */
     public String describe() {
-        return "lab: app=" + config.app() + " container=" + config.container() + " threads=" + config.threads()
-                + " [" + Container.describe(config) + " asyncTimeout=" + config.asyncTimeoutMs() + "ms]"
+        return "lab: app=" + config.app() + " container=" + config.container() + " threads=" + config.threadsFlag()
+                + " [" + Container.describe(config) + "]"
                 + " listen=http://" + config.host() + ":" + port() + "/call"
                 + " admin=http://" + config.host() + ":" + adminPort() + "/stats"
                 + " remote=" + config.remote()

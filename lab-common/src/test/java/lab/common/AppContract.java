@@ -1,7 +1,10 @@
 package lab.common;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.IOException;
 import java.net.InetAddress;
@@ -34,10 +37,12 @@ import org.junit.jupiter.params.provider.ValueSource;
 import lab.remote.RemoteSleep;
 
 /**
- * The tests every app module runs, for each of its apps on both containers: it answers, it fails
- * the right way, and — the point of the lab — its concurrency model shows as a relation with wide
- * margins: with one container thread, 20 concurrent calls to a 300 ms remote take >= 5 s when the
- * thread waits (20 x 300 ms one after another is 6 s) and well under 1.5 s when it does not.
+ * The tests every app module runs, for each of its apps on both servlet containers (and webflux
+ * on Netty): it answers, it fails the right way, and — the point of the lab — its concurrency
+ * model shows as a relation with wide margins: with one container thread, 20 concurrent calls to
+ * a 300 ms remote take >= 5 s when the thread waits (20 x 300 ms one after another is 6 s) and
+ * well under 1.5 s when it does not; with one carrier under virtual threads (v1), every app,
+ * blocking or not, takes well under 1.5 s.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
@@ -76,8 +81,24 @@ public abstract class AppContract {
         clientPool.shutdownNow();
     }
 
+    /** Every app on both servlet containers, and webflux on Netty too. */
     Stream<Arguments> cells() {
+        return apps.stream().flatMap(app -> containersFor(app).stream().map(c -> Arguments.of(app, c)));
+    }
+
+    /** Virtual threads are a mode of the servlet containers only. */
+    Stream<Arguments> servletCells() {
         return apps.stream().flatMap(app -> LabConfig.CONTAINERS.stream().map(c -> Arguments.of(app, c)));
+    }
+
+    Stream<String> containersOfTheFirstApp() {
+        return containersFor(apps.get(0)).stream();
+    }
+
+    private static List<String> containersFor(String app) {
+        List<String> containers = new ArrayList<>(LabConfig.CONTAINERS);
+        if (LabConfig.NETTY_APPS.contains(app)) containers.add(LabConfig.NETTY);
+        return containers;
     }
 
     private URI remoteUri() {
@@ -143,6 +164,66 @@ public abstract class AppContract {
         }
     }
 
+    /**
+     * {@code --threads v1}: a virtual thread per request on one carrier. Even the blocking apps
+     * now hold 20 calls at once, because a virtual thread waiting for the remote gives its carrier
+     * back; and one carrier — the "1" of v1 — ran all of it.
+     */
+    @ParameterizedTest(name = "{0} on {1}")
+    @MethodSource("servletCells")
+    void virtualThreadsOnOneCarrierShowTheModel(String app, String container) throws Exception {
+        assumeTrue(VirtualThreads.supported(), "virtual threads need JDK 21+ (running " + System.getProperty("java.version") + ")");
+        try (Launcher lab = start(LabConfig.forTest(app, container, 1, remoteUri()).withVirtualThreads())) {
+            assertEquals(200, get(lab, "?ms=10").statusCode());
+            settle(lab);
+            adminPost(lab, "/stats/reset");
+
+            long start = System.nanoTime();
+            concurrentCalls(lab, 20, 300);
+            double seconds = (System.nanoTime() - start) / 1e9;
+
+            settle(lab);
+            String stats = adminGet(lab, "/stats");
+            System.out.printf("%s on %s v1: 20 x 300 ms in %.2f s, %s%n", app, container, seconds, stats);
+            assertTrue(seconds < 1.5, app + " on " + container + " v1 took " + seconds + " s: a waiting virtual thread must not hold the carrier");
+            assertTrue(stats.contains("\"maxInFlight\":20,") && stats.contains("\"completed\":20,"), stats);
+            // Every entry into application code was on a virtual thread (one folded name), on one carrier.
+            assertEquals(1, lab.stats().handlerThreads().size(), stats);
+            assertTrue(lab.stats().virtualThreads() >= 20, stats);
+            assertEquals(1, lab.stats().carrierThreads().size(), stats);
+        }
+    }
+
+    /** A vN run on a scheduler with more carriers than N must not start (Surefire pins it to 1). */
+    @Test
+    void virtualThreadsRefuseMoreCarriersThanAskedFor() {
+        assumeTrue(VirtualThreads.supported(), "virtual threads need JDK 21+ (running " + System.getProperty("java.version") + ")");
+        LabConfig v2 = LabConfig.forTest(apps.get(0), "tomcat", 2, remoteUri()).withVirtualThreads();
+        IllegalStateException refused = assertThrows(IllegalStateException.class, () -> start(v2));
+        assertTrue(refused.getMessage().contains("pinned to 2 carriers"), refused.getMessage());
+    }
+
+    /** JDK 17 has no virtual threads: {@code --threads v1} is a bad flag there, with the reason. */
+    @Test
+    void virtualThreadsOnJdk17Exit2WithTheReason() throws Exception {
+        assumeFalse(VirtualThreads.supported(), "JDK 21+ runs virtual threads");
+        String stderr = runMain(List.of("--app", apps.get(0), "--container", "tomcat", "--threads", "v1",
+                "--port", "0", "--admin-port", "0", "--remote", "http://127.0.0.1:9"), 2);
+        assertTrue(stderr.startsWith("ERROR: ") && stderr.contains("Usage: ")
+                && stderr.contains("virtual threads need JDK 21+ (running " + System.getProperty("java.version") + ")"), stderr);
+    }
+
+    /** Netty runs WebFlux only, and on its event loops, where virtual threads have nothing to do. */
+    @Test
+    void nettyTakesOnlyWebfluxAndNoVirtualThreads() throws Exception {
+        String app = apps.get(0);
+        boolean webflux = LabConfig.NETTY_APPS.contains(app);
+        String stderr = runMain(List.of("--app", app, "--container", "netty", "--threads", webflux ? "v1" : "1",
+                "--port", "0", "--admin-port", "0", "--remote", "http://127.0.0.1:9"), 2);
+        assertTrue(stderr.startsWith("ERROR: ") && stderr.contains("Usage: "), stderr);
+        assertTrue(stderr.contains(webflux ? "virtual threads do not apply to netty" : "runs only the webflux app"), stderr);
+    }
+
     /** The cap that wrecked the 2021 write-up, on purpose: 10 calls through 2 connections take 5 rounds. */
     @ParameterizedTest(name = "{0} on {1}")
     @MethodSource("cells")
@@ -178,7 +259,7 @@ public abstract class AppContract {
 
     /** 200 threads (the pool is not the limit here) and a client capped at {@code maxConnections}. */
     private LabConfig capped(String app, String container, int maxConnections, int clientTimeoutMs) {
-        return new LabConfig(app, container, 200, "127.0.0.1", 0, 0, remoteUri(), clientTimeoutMs, 2_000, maxConnections, 2, 8192);
+        return new LabConfig(app, container, 200, false, "127.0.0.1", 0, 0, remoteUri(), clientTimeoutMs, 2_000, maxConnections, 2, 8192);
     }
 
     /** The container finishes a request just after its last byte left: wait for that (2 s at most). */
@@ -254,6 +335,8 @@ public abstract class AppContract {
             "--container undertow --threads 1 --port 0 --admin-port 0 --remote http://127.0.0.1:9",
             "--container tomcat --threads 1 --admin-port 0 --remote http://127.0.0.1:9",
             "--container tomcat --threads x --port 0 --admin-port 0 --remote http://127.0.0.1:9",
+            "--container tomcat --threads v0 --port 0 --admin-port 0 --remote http://127.0.0.1:9",
+            "--container jetty --threads vx --port 0 --admin-port 0 --remote http://127.0.0.1:9",
             "--container tomcat --threads 1 --port 0 --admin-port 0 --remote ftp://nowhere",
             "--container tomcat --threads 1 --port 0 --admin-port 0 --remote http://127.0.0.1:9 --bogus 1",
             "--app no-such-app --container tomcat --threads 1 --port 0 --admin-port 0 --remote http://127.0.0.1:9"})
@@ -277,7 +360,7 @@ public abstract class AppContract {
 
     /** A port in use ends the process with an error, instead of a half-started JVM that lingers. */
     @ParameterizedTest
-    @ValueSource(strings = {"jetty", "tomcat"})
+    @MethodSource("containersOfTheFirstApp")
     void portInUseExits1(String container) throws Exception {
         try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             String stderr = runMain(List.of("--app", apps.get(0), "--container", container, "--threads", "1",

@@ -18,8 +18,8 @@ import lab.common.Remote;
 /**
  * Spring WebFlux, non-blocking end to end: the controller returns a {@code Mono} from a
  * WebClient call, and Spring's Servlet 3.1 adapter bridges it to the container with
- * {@code startAsync()} and Read/WriteListeners. Its native runtime, Reactor Netty, is a container
- * of its own and not part of this module yet.
+ * {@code startAsync()} and Read/WriteListeners. On its native runtime ({@code --container netty})
+ * there is no servlet layer: Reactor Netty's N event loops run the handler directly.
  *
  * <pre>
  * HOW TO RUN
@@ -27,7 +27,8 @@ import lab.common.Remote;
  *   java -jar webflux-app/target/webflux-app.jar --container tomcat --threads 1 \
  *        --port 8080 --admin-port 8081 --remote http://127.0.0.1:9000
  *   wrk -t10 -c100 -d10s --timeout 30s http://127.0.0.1:8080/call
- * EXPECT about the measured ceiling (~90 req/s for wrk -d10s) and handlerThreads = 1 name.
+ * EXPECT about the measured ceiling (~90 req/s for wrk -d10s) and handlerThreads = 1 name;
+ * the same with --container netty --threads 1 (handlerThreads = netty-nio-1).
  * </pre>
  */
 public final class App {
@@ -49,9 +50,13 @@ public final class App {
         context.registerBean(Remote.class, () -> remote);
         context.refresh();
         HttpHandler handler = WebHttpHandlerBuilder.applicationContext(context).build();
-        // Tomcat's adapter reads and writes Tomcat's buffers directly; both are the Servlet 3.1 path.
-        return Endpoint.everything(config.container().equals("tomcat")
-                ? new TomcatHttpHandlerAdapter(handler)
-                : new ServletHttpHandlerAdapter(handler));
+        // Tomcat's adapter reads and writes Tomcat's buffers directly; both are the Servlet 3.1
+        // path. Netty runs the handler itself, on its event loops (ReactorHttpHandlerAdapter).
+        return switch (config.container()) {
+            case "tomcat" -> Endpoint.everything(new TomcatHttpHandlerAdapter(handler));
+            case "jetty" -> Endpoint.everything(new ServletHttpHandlerAdapter(handler));
+            case LabConfig.NETTY -> Endpoint.reactive(handler);
+            default -> throw new IllegalArgumentException("unknown container " + config.container());
+        };
     }
 }
