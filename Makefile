@@ -35,7 +35,7 @@ help: ## list the targets (this text)
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | awk -F'\t' '{ printf "  %-8s %s\n", $$1, $$2 }'
 	@echo "Bench variables (see ./bench.sh --help): $(BENCH_VARS)"
 
-bench: ## run the wrk matrix (default: the 48-cell reference experiment, ~10 min) into results/<UTC stamp>/
+bench: ## run the wrk matrix (default: the 76-cell matrix, ~17 min) into results/<UTC stamp>/
 	./bench.sh
 
 compare: ## compare two runs as a Markdown table: make compare A=results/<stamp> B=results/latest

@@ -25,7 +25,11 @@ def settings(**env):
 class SettingsTest(unittest.TestCase):
     def test_defaults_are_the_reference_experiment(self):
         s = settings()
-        self.assertEqual(s.threads, ["1", "200"])
+        self.assertEqual(s.threads, ["1", "200", "v1"])
+        self.assertEqual(s.containers, ["jetty", "tomcat", "netty"])
+        cells, left_out = plan(s)
+        self.assertEqual(len(cells), 6 * 2 * 3 * 2 + 2 * 2)    # + webflux on netty with 1 and 200 event loops
+        self.assertEqual(len(left_out), 2, left_out)
         self.assertEqual(s.scenarios, ["call"])
         self.assertEqual((s.duration_s, s.wrk_timeout_s, s.warmup_s), (10, 30, 1))
         self.assertEqual(s.slow_bytes_for("slow-upload"), 4096)

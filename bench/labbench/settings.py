@@ -11,8 +11,8 @@ from typing import List, Optional
 # The defaults: the reference experiment.
 DEFAULTS = {
     "APPS": "sync-servlet sync-mvc async-servlet async-mvc nio-servlet webflux",
-    "CONTAINERS": "jetty tomcat",
-    "THREADS": "1 200",        # threads that may run application code (--threads of every app); vN = virtual
+    "CONTAINERS": "jetty tomcat netty",   # netty runs the webflux app only
+    "THREADS": "1 200 v1",     # threads that may run application code (--threads of every app); vN = virtual
     "WRK_THREADS": "10 100",   # wrk -t
     "CONNECTIONS": "100",      # wrk -c
     "SCENARIO": "call",        # what else happens during a cell (SCENARIOS below); a list runs each in turn
@@ -138,7 +138,7 @@ Settings (current value):
   RESULTS_DIR={v['RESULTS_DIR']}  START_TIMEOUT={v['START_TIMEOUT']}  JAVA_OPTS="{v['JAVA_OPTS']}"  APP_ARGS="{v['APP_ARGS']}"
 
 Examples:
-  ./bench.sh                                          # the reference experiment: 48 cells, ~10 min
+  ./bench.sh                                          # the reference experiment: 76 cells, ~17 min
   APPS="async-servlet sync-servlet" THREADS=1 WRK_THREADS=10 ./bench.sh
   APPS=webflux CONTAINERS=tomcat THREADS="1 4" CONNECTIONS="100 1000" ./bench.sh
   APPS="sync-servlet webflux" CONTAINERS="tomcat netty" THREADS="1 v1" ./bench.sh
