@@ -9,6 +9,8 @@ import java.util.List;
  *
  * @param threads how many threads may run application code: the container's request pool
  *                (see {@link Container#describe}); the one place a later "virtual" mode plugs in
+ * @param fanoutPool        K, the executor / dispatcher threads of the fan-out apps ({@code /fanout})
+ * @param fanoutConcurrency C, how many calls a fan-out app's flatMap / flatMapMerge runs at once
  */
 public record LabConfig(
         String app,
@@ -22,13 +24,16 @@ public record LabConfig(
         int clientConnectTimeoutMs,
         int clientMaxConnections,
         int clientExecutorThreads,
-        int acceptQueue) {
+        int acceptQueue,
+        int fanoutPool,
+        int fanoutConcurrency) {
 
     public static final String USAGE = """
             Usage: java -jar <module>.jar [--app ID] --container jetty|tomcat --threads N --port P --admin-port A
                    --remote http://127.0.0.1:9000 [--host 127.0.0.1] [--client-timeout-ms 10000]
                    [--client-connect-timeout-ms 2000] [--client-max-connections 0 (0 = no cap)]
-                   [--client-executor-threads 2] [--accept-queue 8192]""";
+                   [--client-executor-threads 2] [--accept-queue 8192]
+                   [--fanout-pool 10] [--fanout-concurrency 16] (fan-out apps only)""";
 
     public static final List<String> CONTAINERS = List.of("jetty", "tomcat");
 
@@ -46,6 +51,8 @@ public record LabConfig(
         int maxConnections = 0;
         int executorThreads = 2;
         int acceptQueue = 8192;
+        int fanoutPool = 10;
+        int fanoutConcurrency = 16;
         for (int i = 0; i < args.length; i++) {
             String flag = args[i];
             if (i + 1 >= args.length) throw new IllegalArgumentException("missing value for " + flag);
@@ -63,6 +70,8 @@ public record LabConfig(
                 case "--client-max-connections" -> maxConnections = intIn(flag, value, 0, 1_000_000);
                 case "--client-executor-threads" -> executorThreads = intIn(flag, value, 1, 1_000);
                 case "--accept-queue" -> acceptQueue = intIn(flag, value, 1, 65535);
+                case "--fanout-pool" -> fanoutPool = intIn(flag, value, 1, 10_000);
+                case "--fanout-concurrency" -> fanoutConcurrency = intIn(flag, value, 1, 10_000);
                 default -> throw new IllegalArgumentException("unknown option " + flag);
             }
         }
@@ -73,7 +82,16 @@ public record LabConfig(
         if (adminPort == null) throw new IllegalArgumentException("missing --admin-port");
         if (remote == null) throw new IllegalArgumentException("missing --remote");
         return new LabConfig(app, container, threads, host, port, adminPort, remote,
-                clientTimeoutMs, connectTimeoutMs, maxConnections, executorThreads, acceptQueue);
+                clientTimeoutMs, connectTimeoutMs, maxConnections, executorThreads, acceptQueue,
+                fanoutPool, fanoutConcurrency);
+    }
+
+    /** Without the fan-out flags: their defaults (K = 10 threads, C = 16 at once). */
+    public LabConfig(String app, String container, int threads, String host, int port, int adminPort, URI remote,
+            int clientTimeoutMs, int clientConnectTimeoutMs, int clientMaxConnections, int clientExecutorThreads,
+            int acceptQueue) {
+        this(app, container, threads, host, port, adminPort, remote, clientTimeoutMs, clientConnectTimeoutMs,
+                clientMaxConnections, clientExecutorThreads, acceptQueue, 10, 16);
     }
 
     /** A config for tests: free ports, defaults for the rest. */
@@ -84,7 +102,13 @@ public record LabConfig(
 
     public LabConfig withClientTimeoutMs(int ms) {
         return new LabConfig(app, container, threads, host, port, adminPort, remote,
-                ms, clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue);
+                ms, clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue,
+                fanoutPool, fanoutConcurrency);
+    }
+
+    public LabConfig withFanout(int pool, int concurrency) {
+        return new LabConfig(app, container, threads, host, port, adminPort, remote, clientTimeoutMs,
+                clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue, pool, concurrency);
     }
 
     /**
