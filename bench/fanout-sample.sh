@@ -99,6 +99,7 @@ trap 'exit 130' INT TERM
 start_jvm() {
     local log=$1 pattern=$2 waited=0
     shift 2
+    : >"$log"   # exists before the first grep (the background redirect may come later)
     # shellcheck disable=SC2086  # JVM_FLAGS is a list of flags
     "$JAVA" ${JVM_FLAGS:-} "$@" >"$log" 2>&1 &
     STARTED_PID=$!
