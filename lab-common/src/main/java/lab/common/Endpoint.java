@@ -11,8 +11,21 @@ import org.springframework.http.server.reactive.HttpHandler;
  *
  * <p>spring-web is an optional dependency of lab-common: a servlet-only module such as nio-servlet
  * never loads {@code HttpHandler}, because its endpoints hold null there.
+ *
+ * @param path   what to call, for the start line ({@code /call}, or {@code /fanout} for the fan-out apps)
+ * @param limits the app's own limits beyond the container's and the client's (a fan-out app's
+ *               executor, concurrency...), printed in the start line; empty when it has none
  */
-public record Endpoint(Servlet servlet, String mapping, HttpHandler httpHandler) {
+public record Endpoint(Servlet servlet, String mapping, HttpHandler httpHandler, String path, String limits) {
+
+    public Endpoint(Servlet servlet, String mapping, HttpHandler httpHandler) {
+        this(servlet, mapping, httpHandler, "/call", "");
+    }
+
+    /** A servlet serving {@code path} with limits of its own (the fan-out apps). */
+    public Endpoint(Servlet servlet, String mapping, String path, String limits) {
+        this(servlet, mapping, null, path, limits);
+    }
 
     public static Endpoint call(Servlet servlet) {
         return new Endpoint(servlet, "/call", null);

@@ -11,6 +11,8 @@ import java.util.List;
  *                       or Netty's event loops (see {@link Container#describe}); with
  *                       {@code virtualThreads}, the carrier threads under the virtual threads
  * @param virtualThreads {@code --threads vN}: one virtual thread per request on N carriers
+ * @param fanoutPool        K, the executor / dispatcher threads of the fan-out apps ({@code /fanout})
+ * @param fanoutConcurrency C, how many calls a fan-out app's flatMap / flatMapMerge runs at once
  */
 public record LabConfig(
         String app,
@@ -25,13 +27,16 @@ public record LabConfig(
         int clientConnectTimeoutMs,
         int clientMaxConnections,
         int clientExecutorThreads,
-        int acceptQueue) {
+        int acceptQueue,
+        int fanoutPool,
+        int fanoutConcurrency) {
 
     public static final String USAGE = """
             Usage: java -jar <module>.jar [--app ID] --container jetty|tomcat|netty --threads N|vN --port P --admin-port A
                    --remote http://127.0.0.1:9000 [--host 127.0.0.1] [--client-timeout-ms 10000]
                    [--client-connect-timeout-ms 2000] [--client-max-connections 0 (0 = no cap)]
                    [--client-executor-threads 2] [--accept-queue 8192]
+                   [--fanout-pool 10] [--fanout-concurrency 16] (fan-out apps only)
                    --threads N: N threads may run application code; vN: a virtual thread per request on
                    N carrier threads (JDK 21+, jetty and tomcat). --container netty: the webflux app only.""";
 
@@ -56,6 +61,8 @@ public record LabConfig(
         int maxConnections = 0;
         int executorThreads = 2;
         int acceptQueue = 8192;
+        int fanoutPool = 10;
+        int fanoutConcurrency = 16;
         for (int i = 0; i < args.length; i++) {
             String flag = args[i];
             if (i + 1 >= args.length) throw new IllegalArgumentException("missing value for " + flag);
@@ -73,6 +80,8 @@ public record LabConfig(
                 case "--client-max-connections" -> maxConnections = intIn(flag, value, 0, 1_000_000);
                 case "--client-executor-threads" -> executorThreads = intIn(flag, value, 1, 1_000);
                 case "--accept-queue" -> acceptQueue = intIn(flag, value, 1, 65535);
+                case "--fanout-pool" -> fanoutPool = intIn(flag, value, 1, 10_000);
+                case "--fanout-concurrency" -> fanoutConcurrency = intIn(flag, value, 1, 10_000);
                 default -> throw new IllegalArgumentException("unknown option " + flag);
             }
         }
@@ -96,7 +105,16 @@ public record LabConfig(
             throw new IllegalArgumentException("--threads v" + n + ": " + VirtualThreads.unsupportedReason());
         }
         return new LabConfig(app, container, n, virtual, host, port, adminPort, remote,
-                clientTimeoutMs, connectTimeoutMs, maxConnections, executorThreads, acceptQueue);
+                clientTimeoutMs, connectTimeoutMs, maxConnections, executorThreads, acceptQueue,
+                fanoutPool, fanoutConcurrency);
+    }
+
+    /** Without the fan-out flags: their defaults (K = 10 threads, C = 16 at once). */
+    public LabConfig(String app, String container, int threads, boolean virtualThreads, String host, int port,
+            int adminPort, URI remote, int clientTimeoutMs, int clientConnectTimeoutMs, int clientMaxConnections,
+            int clientExecutorThreads, int acceptQueue) {
+        this(app, container, threads, virtualThreads, host, port, adminPort, remote, clientTimeoutMs,
+                clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue, 10, 16);
     }
 
     /** {@code N} or {@code vN}, N in 1..10000. */
@@ -121,12 +139,19 @@ public record LabConfig(
     /** The same with {@code --threads vN}: a virtual thread per request on {@code threads} carriers. */
     public LabConfig withVirtualThreads() {
         return new LabConfig(app, container, threads, true, host, port, adminPort, remote,
-                clientTimeoutMs, clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue);
+                clientTimeoutMs, clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue,
+                fanoutPool, fanoutConcurrency);
     }
 
     public LabConfig withClientTimeoutMs(int ms) {
         return new LabConfig(app, container, threads, virtualThreads, host, port, adminPort, remote,
-                ms, clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue);
+                ms, clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue,
+                fanoutPool, fanoutConcurrency);
+    }
+
+    public LabConfig withFanout(int pool, int concurrency) {
+        return new LabConfig(app, container, threads, virtualThreads, host, port, adminPort, remote, clientTimeoutMs,
+                clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue, pool, concurrency);
     }
 
     /** {@code --threads} as given: {@code 200} or {@code v1}. */

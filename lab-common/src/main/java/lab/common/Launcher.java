@@ -15,13 +15,15 @@ public final class Launcher implements AutoCloseable {
     private final Remote remote;
     private final Container container;
     private final AdminServer admin;
+    private final Endpoint endpoint;
 
-    private Launcher(LabConfig config, Stats stats, Remote remote, Container container, AdminServer admin) {
+    private Launcher(LabConfig config, Stats stats, Remote remote, Container container, AdminServer admin, Endpoint endpoint) {
         this.config = config;
         this.stats = stats;
         this.remote = remote;
         this.container = container;
         this.admin = admin;
+        this.endpoint = endpoint;
     }
 
     /** Parses the flags (exit 2 with usage on bad input), starts, prints the effective configuration. */
@@ -79,7 +81,7 @@ public final class Launcher implements AutoCloseable {
             container = Container.start(config, endpoint, stats);
             stats.queueOf(container::queued);
             AdminServer admin = new AdminServer(config.host(), config.adminPort(), stats);
-            return new Launcher(config, stats, remote, container, admin);
+            return new Launcher(config, stats, remote, container, admin, endpoint);
         } catch (Exception e) {
             // Whatever did start must stop, or its non-daemon threads outlive the failure.
             if (container != null) container.close();
@@ -104,7 +106,8 @@ public final class Launcher implements AutoCloseable {
     public String describe() {
         return "lab: app=" + config.app() + " container=" + config.container() + " threads=" + config.threadsFlag()
                 + " [" + Container.describe(config) + "]"
-                + " listen=http://" + config.host() + ":" + port() + "/call"
+                + " listen=http://" + config.host() + ":" + port() + endpoint.path()
+                + (endpoint.limits().isEmpty() ? "" : " [" + endpoint.limits() + "]")
                 + " admin=http://" + config.host() + ":" + adminPort() + "/stats"
                 + " remote=" + config.remote()
                 + " [" + remote.describe() + "]"

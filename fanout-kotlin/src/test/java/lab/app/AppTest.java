@@ -1,0 +1,21 @@
+package lab.app;
+
+import java.util.List;
+
+import lab.common.FanoutContract;
+
+/**
+ * The fan-out contract for the coroutine models (10 calls of 200 ms, 1 container thread): with
+ * blocking calls the dispatcher's K threads decide the time, with suspending calls they do not.
+ */
+class AppTest extends FanoutContract {
+
+    AppTest() {
+        super(App.APPS, App::endpoint, List.of(
+                new Case("fanout-coroutines-blocking", 10, 16, 0, 0.6),
+                new Case("fanout-coroutines-blocking", 1, 16, 1.8, 10),
+                new Case("fanout-coroutines-suspending", 1, 16, 0, 0.6),
+                new Case("fanout-flow-blocking", 10, 5, 0.35, 0.8),
+                new Case("fanout-flow-suspending", 1, 5, 0.35, 0.8)));
+    }
+}

@@ -1,0 +1,172 @@
+package lab.common;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import lab.remote.RemoteSleep;
+
+/**
+ * The tests every fan-out module runs ({@code GET /fanout?n=N&ms=M}, not {@code /call}, so not
+ * {@link AppContract}): per model, 10 calls of 200 ms with one container thread must take what
+ * the model says, as a relation with wide margins (2 s one after another, 0.2 s all at once);
+ * bad n / ms is 400 and the server lives on; bad flags exit 2; the README names every app.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+public abstract class FanoutContract {
+
+    /**
+     * One relation: {@code app} with K = {@code pool}, C = {@code concurrency} answers 10 calls of
+     * 200 ms within [{@code minSeconds}, {@code maxSeconds}].
+     */
+    public record Case(String app, int pool, int concurrency, double minSeconds, double maxSeconds) {
+        @Override
+        public String toString() {
+            return app + " K=" + pool + " C=" + concurrency + " in " + minSeconds + ".." + maxSeconds + " s";
+        }
+    }
+
+    private final List<String> apps;
+    private final Endpoint.Factory factory;
+    private final List<Case> cases;
+
+    protected FanoutContract(List<String> apps, Endpoint.Factory factory, List<Case> cases) {
+        this.apps = apps;
+        this.factory = factory;
+        this.cases = cases;
+    }
+
+    private RemoteSleep remote;
+    private ExecutorService clientPool;
+    private HttpClient http;
+
+    @BeforeAll
+    void startRemote() throws Exception {
+        remote = RemoteSleep.start("127.0.0.1", 0, 1000);
+        clientPool = Executors.newFixedThreadPool(2);
+        http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).executor(clientPool)
+                .connectTimeout(Duration.ofSeconds(5)).build();
+    }
+
+    @AfterAll
+    void stopRemote() throws Exception {
+        remote.close();
+        clientPool.shutdownNow();
+    }
+
+    protected URI remoteUri() {
+        return URI.create("http://127.0.0.1:" + remote.port());
+    }
+
+    /** One container thread: whatever runs in parallel, runs somewhere else. */
+    protected Launcher start(String app, String container, int pool, int concurrency) throws Exception {
+        return Launcher.start(LabConfig.forTest(app, container, 1, remoteUri()).withFanout(pool, concurrency), factory);
+    }
+
+    protected HttpResponse<String> get(Launcher lab, String pathAndQuery) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + lab.port() + pathAndQuery))
+                .timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    protected static boolean virtualThreadsAvailable() {
+        return Runtime.version().feature() >= 21;
+    }
+
+    Stream<Arguments> timings() {
+        return cases.stream().flatMap(c -> LabConfig.CONTAINERS.stream().map(container -> Arguments.of(c, container)));
+    }
+
+    @ParameterizedTest(name = "{0} on {1}")
+    @MethodSource("timings")
+    void tenCallsOf200msTakeWhatTheModelSays(Case c, String container) throws Exception {
+        assumeTrue(!c.app().contains("virtual") || virtualThreadsAvailable(), "virtual threads need JDK 21+");
+        try (Launcher lab = start(c.app(), container, c.pool(), c.concurrency())) {
+            assertEquals(200, get(lab, "/fanout?n=1&ms=0").statusCode()); // warm the path up
+
+            long start = System.nanoTime();
+            HttpResponse<String> response = get(lab, "/fanout?n=10&ms=200");
+            double seconds = (System.nanoTime() - start) / 1e9;
+
+            assertEquals(200, response.statusCode(), response.body());
+            assertTrue(response.body().startsWith("app=" + c.app() + " n=10 ms=200 ok=10 failed=0 wall_ms="), response.body());
+            assertTrue(seconds >= c.minSeconds() && seconds <= c.maxSeconds(), c + " on " + container + " took " + seconds + " s");
+            assertEquals(1, lab.stats().handlerThreads().size(), "handler threads: " + lab.stats().handlerThreads());
+        }
+    }
+
+    Stream<Arguments> cells() {
+        return apps.stream().flatMap(app -> LabConfig.CONTAINERS.stream().map(c -> Arguments.of(app, c)));
+    }
+
+    @ParameterizedTest(name = "{0} on {1}")
+    @MethodSource("cells")
+    void badNOrMsIs400AndTheServerLivesOn(String app, String container) throws Exception {
+        assumeTrue(!app.contains("virtual") || virtualThreadsAvailable(), "virtual threads need JDK 21+");
+        try (Launcher lab = start(app, container, 2, 2)) {
+            for (String bad : List.of("", "?ms=10", "?n=0", "?n=1001", "?n=x", "?n=2&ms=-1", "?n=2&ms=abc", "?n=2&ms=999999")) {
+                HttpResponse<String> response = get(lab, "/fanout" + bad);
+                assertEquals(400, response.statusCode(), bad + ": " + response.body());
+                assertTrue(response.body().contains("n must") || response.body().contains("missing n")
+                        || response.body().contains("ms must"), response.body());
+            }
+            assertEquals(200, get(lab, "/fanout?n=2&ms=10").statusCode(), "the server lives on");
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"--fanout-pool 0", "--fanout-pool x", "--fanout-concurrency 0", "--fanout-concurrency 10001"})
+    void badFanoutFlagsExit2WithUsage(String flags) throws Exception {
+        List<String> args = new ArrayList<>(List.of("--app", apps.get(0), "--container", "jetty", "--threads", "1",
+                "--port", "0", "--admin-port", "0", "--remote", "http://127.0.0.1:9"));
+        args.addAll(List.of(flags.split(" ")));
+        Process process = runMain(args);
+        String stderr = new String(process.getErrorStream().readAllBytes());
+        assertTrue(process.waitFor(30, TimeUnit.SECONDS), "must exit");
+        assertEquals(2, process.exitValue(), stderr);
+        assertTrue(stderr.startsWith("ERROR: ") && stderr.contains("Usage: ") && stderr.contains("--fanout-pool"), stderr);
+    }
+
+    /** Docs that drift are worse than none: the README's module table must name this module's apps. */
+    @Test
+    void readmeListsThisModuleAndItsApps() throws Exception {
+        Path moduleDir = Path.of("").toAbsolutePath();
+        String readme = Files.readString(moduleDir.resolveSibling("README.md"));
+        String module = moduleDir.getFileName().toString();
+        for (String app : apps) {
+            assertTrue(readme.contains("| `" + module + "` | `" + app + "` |"), "README.md has no row for " + module + " / " + app);
+        }
+    }
+
+    /** The module's {@code main} in a JVM of its own (stdout discarded unless read by the caller). */
+    protected static Process runMain(List<String> args) throws Exception {
+        List<String> command = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"),
+                "-cp", System.getProperty("java.class.path"), "lab.app.App"));
+        command.addAll(args);
+        return new ProcessBuilder(command).start();
+    }
+}
