@@ -94,7 +94,7 @@ public final class Launcher implements AutoCloseable {
     public String describe() {
         return "lab: app=" + config.app() + " container=" + config.container() + " threads=" + config.threads()
                 + " [" + Container.describe(config) + " asyncTimeout=" + config.asyncTimeoutMs() + "ms]"
-                + " listen=http://" + config.host() + ":" + port() + "/call"
+                + " listen=http://" + config.host() + ":" + port() + "/call (bytes<=" + Filler.MAX + ", filler chunks of " + Filler.CHUNK + ")"
                 + " admin=http://" + config.host() + ":" + adminPort() + "/stats"
                 + " remote=" + config.remote()
                 + " [" + remote.describe() + "]"
