@@ -2,6 +2,7 @@ package lab.app;
 
 import java.util.concurrent.CompletableFuture;
 
+import org.springframework.core.io.Resource;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -10,14 +11,18 @@ import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 
+import lab.common.Filler;
 import lab.common.Remote;
 import lab.common.Replies;
+import lab.common.SpringMvc;
 
 /**
  * Spring MVC async: returning a {@link CompletableFuture} makes the DispatcherServlet call
  * {@code startAsync()} and release the thread; when the future completes (on a client-N thread)
  * Spring dispatches back to a container thread to write the answer. Needs async support on the
- * servlet and every filter (lab-notes trap 8), or it silently stays synchronous.
+ * servlet and every filter (lab-notes trap 8), or it silently stays synchronous. The bodies stay
+ * blocking (trap 18): {@code @RequestBody} is read before this controller runs, and the answer is
+ * written by a converter on the dispatch's container thread.
  */
 @RestController
 public class CallController {
@@ -29,29 +34,37 @@ public class CallController {
     }
 
     @GetMapping("/call")
-    public CompletableFuture<ResponseEntity<String>> get(@RequestParam(required = false) String ms) {
-        return call(ms, -1);
+    public CompletableFuture<ResponseEntity<Resource>> get(@RequestParam(required = false) String ms,
+            @RequestParam(required = false) String bytes) {
+        return call(ms, bytes, -1);
     }
 
     @PostMapping("/call")
-    public CompletableFuture<ResponseEntity<String>> post(@RequestParam(required = false) String ms,
-            @RequestBody(required = false) byte[] body) {
-        return call(ms, body == null ? 0 : body.length);
+    public CompletableFuture<ResponseEntity<Resource>> post(@RequestParam(required = false) String ms,
+            @RequestParam(required = false) String bytes, @RequestBody(required = false) byte[] body) {
+        return call(ms, bytes, body == null ? 0 : body.length);
     }
 
-    private CompletableFuture<ResponseEntity<String>> call(String ms, long bytesRead) {
+    private CompletableFuture<ResponseEntity<Resource>> call(String ms, String bytes, long bytesRead) {
         Integer parsed;
+        int filler;
         try {
             parsed = Remote.parseMs(ms);
+            filler = Filler.parse(bytes);
         } catch (IllegalArgumentException e) {
             return CompletableFuture.completedFuture(reply(400, e.getMessage()));
         }
         return remote.callAsync(parsed).handle((body, failure) -> failure == null
-                ? reply(200, Replies.answer(body, bytesRead))
+                ? reply(200, Replies.answer(body, bytesRead), filler)
                 : reply(Remote.statusFor(failure), Remote.reasonFor(failure)));
     }
 
-    private static ResponseEntity<String> reply(int status, String text) {
-        return ResponseEntity.status(status).contentType(MediaType.TEXT_PLAIN).body(text.endsWith("\n") ? text : text + "\n");
+    private static ResponseEntity<Resource> reply(int status, String text) {
+        return reply(status, text, 0);
+    }
+
+    /** The text and {@code filler} bytes, written by MVC's Resource converter (see {@link SpringMvc#answer}). */
+    private static ResponseEntity<Resource> reply(int status, String text, int filler) {
+        return ResponseEntity.status(status).contentType(MediaType.TEXT_PLAIN).body(SpringMvc.answer(text, filler));
     }
 }

@@ -8,12 +8,15 @@ import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 
+import lab.common.Filler;
 import lab.common.Remote;
 import lab.common.Replies;
 
 /**
  * Servlet 3.0 async: {@code startAsync()}, then the client's callback writes the answer and
- * completes. The body of a POST is still read blocking (3.0 has no non-blocking reads).
+ * completes. 3.0 has no non-blocking I/O: the body of a POST is read blocking on the container
+ * thread, and the answer is written blocking on the callback's {@code client-N} thread, which a
+ * slowly reading client then holds (the client's executor has only a few).
  */
 public final class CallServlet extends HttpServlet {
 
@@ -36,8 +39,10 @@ public final class CallServlet extends HttpServlet {
 
     private void call(HttpServletRequest request, HttpServletResponse response, long bytesRead) throws IOException {
         Integer ms;
+        int filler;
         try {
-            ms = Remote.parseMs(request.getParameter("ms"));
+            ms = Remote.parseMs(Remote.msFromQuery(request.getQueryString()));
+            filler = Filler.parse(Filler.fromQuery(request.getQueryString()));
         } catch (IllegalArgumentException e) {
             Replies.send(response, 400, e.getMessage());
             return;
@@ -47,7 +52,7 @@ public final class CallServlet extends HttpServlet {
         remote.callAsync(ms).whenComplete((body, failure) -> {
             try {
                 if (failure == null) {
-                    Replies.send(response, 200, Replies.answer(body, bytesRead));
+                    Replies.send(response, 200, Replies.answer(body, bytesRead), filler);
                 } else {
                     Replies.send(response, Remote.statusFor(failure), Remote.reasonFor(failure));
                 }

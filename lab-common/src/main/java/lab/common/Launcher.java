@@ -107,6 +107,7 @@ public final class Launcher implements AutoCloseable {
         return "lab: app=" + config.app() + " container=" + config.container() + " threads=" + config.threadsFlag()
                 + " [" + Container.describe(config) + "]"
                 + " listen=http://" + config.host() + ":" + port() + endpoint.path()
+                + (endpoint.path().equals("/call") ? " (bytes<=" + Filler.MAX + ", filler chunks of " + Filler.CHUNK + ")" : "")
                 + (endpoint.limits().isEmpty() ? "" : " [" + endpoint.limits() + "]")
                 + " admin=http://" + config.host() + ":" + adminPort() + "/stats"
                 + " remote=" + config.remote()

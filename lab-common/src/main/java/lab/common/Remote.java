@@ -108,9 +108,14 @@ public final class Remote implements AutoCloseable {
      * form-encoded POST body, reading it blocking: exactly what a Servlet 3.1 app must not do.
      */
     public static String msFromQuery(String queryString) {
+        return fromQuery(queryString, "ms");
+    }
+
+    /** The first value of {@code name} in a raw query string, decoded; null when absent. */
+    static String fromQuery(String queryString, String name) {
         if (queryString == null) return null;
         for (String pair : queryString.split("&")) {
-            if (pair.startsWith("ms=")) return URLDecoder.decode(pair.substring(3), StandardCharsets.UTF_8);
+            if (pair.startsWith(name + "=")) return URLDecoder.decode(pair.substring(name.length() + 1), StandardCharsets.UTF_8);
         }
         return null;
     }

@@ -1,6 +1,7 @@
 package lab.common;
 
 import java.io.IOException;
+import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 
 import jakarta.servlet.http.HttpServletResponse;
@@ -22,10 +23,20 @@ public final class Replies {
 
     /** A blocking write: fine where the model allows blocking I/O (not the Servlet 3.1 variant). */
     public static void send(HttpServletResponse response, int status, String text) throws IOException {
+        send(response, status, text, 0);
+    }
+
+    /**
+     * The text, then {@code filler} bytes ({@link Filler}), all with blocking writes: the calling
+     * thread waits whenever the client reads slower than the server writes.
+     */
+    public static void send(HttpServletResponse response, int status, String text, int filler) throws IOException {
         byte[] body = bytes(text);
         response.setStatus(status);
         response.setContentType("text/plain;charset=utf-8");
-        response.setContentLength(body.length);
-        response.getOutputStream().write(body);
+        response.setContentLengthLong(body.length + (long) filler);
+        OutputStream out = response.getOutputStream();
+        out.write(body);
+        Filler.write(out, filler);
     }
 }

@@ -1,7 +1,11 @@
 package lab.common;
 
 import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadInfo;
 import java.lang.management.ThreadMXBean;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
@@ -15,11 +19,13 @@ import java.util.stream.Collectors;
  * What proves the model: how many requests were in flight at once, and which threads ran
  * application code ({@link #handlerThread}) and the client's completions ({@link #clientThread}).
  * "1 thread, 100 in flight" is the whole point of an async row; the thread names show it.
+ * {@link #busyThreads} shows what those threads are doing right now: which one a slow client holds.
  */
 public final class Stats {
 
     private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
     private static final Pattern TRAILING_NUMBER = Pattern.compile("\\d+$");
+    private static final int MAX_APP_THREADS = 10_000;
 
     private final LabConfig config;
     private final AtomicInteger inFlight = new AtomicInteger();
@@ -33,6 +39,8 @@ public final class Stats {
     /** Bumped by {@link #reset}: a virtual thread counted before a reset counts again after it. */
     private final AtomicLong generation = new AtomicLong();
     private final ThreadLocal<Long> countedIn = new ThreadLocal<>();
+    /** Every thread that ever ran application code, kept across resets: a thread stuck since before one is still stuck. */
+    private final Set<String> appThreads = ConcurrentHashMap.newKeySet();
     private volatile IntSupplier queued = () -> 0;
 
     public Stats(LabConfig config) {
@@ -64,10 +72,14 @@ public final class Stats {
      * The current thread's name; a virtual thread's is folded, because there is one per request
      * (Tomcat: {@code http-nio-8080-virt-1234} → {@code http-nio-8080-virt-*}). A virtual thread
      * is counted once, and the carrier it runs on is recorded: the carriers are the "N" of vN.
+     * A platform thread is remembered for {@link #busyThreads} (thread dumps list no virtual threads).
      */
     private String threadName() {
         Thread thread = Thread.currentThread();
-        if (!VirtualThreads.isVirtual(thread)) return thread.getName();
+        if (!VirtualThreads.isVirtual(thread)) {
+            appThread(thread.getName());
+            return thread.getName();
+        }
         carrierThreads.add(VirtualThreads.carrierOf(thread));
         long now = generation.get();
         Long counted = countedIn.get();
@@ -79,6 +91,11 @@ public final class Stats {
         return name.isEmpty() ? "virtual" : name;
     }
 
+    private void appThread(String name) {
+        // Pools reuse a few names; the cap only guards against a pool that names a thread per task.
+        if (appThreads.size() < MAX_APP_THREADS) appThreads.add(name);
+    }
+
     /** Where to read how many requests wait in the container's queue for a pool thread. */
     void queueOf(IntSupplier containerQueue) {
         this.queued = containerQueue;
@@ -86,6 +103,11 @@ public final class Stats {
 
     public int inFlight() {
         return inFlight.get();
+    }
+
+    /** Requests waiting in the container's queue for a pool thread. */
+    public int queued() {
+        return queued.getAsInt();
     }
 
     public Set<String> handlerThreads() {
@@ -130,12 +152,76 @@ public final class Stats {
                 + ",\"clientThreads\":" + jsonArray(clientThreads)
                 + ",\"virtualThreads\":" + virtualThreads.get()
                 + ",\"carrierThreads\":" + jsonArray(carrierThreads)
+                + ",\"busyThreads\":" + jsonArray(busyThreads())
                 + ",\"liveThreads\":" + THREADS.getThreadCount()
                 + ",\"peakThreads\":" + THREADS.getPeakThreadCount()
                 + "}";
     }
 
-    private static String jsonArray(Set<String> names) {
+    /**
+     * What each thread that ran application code is doing at this moment, unless it is idle in
+     * its pool: one line per thread, {@code "name STATE in frame < frame < frame ... app frame"} —
+     * the top frames below the JDK's lock and queue plumbing (where it waits: a socket read in the
+     * container's input stream, a blocking socket write, the HTTP client's send), then the first
+     * application or Spring frame under them (who asked). Thread dumps are not free: only here,
+     * on {@code GET /stats}.
+     */
+    public List<String> busyThreads() {
+        List<String> busy = new ArrayList<>();
+        for (ThreadInfo thread : THREADS.dumpAllThreads(false, false)) {
+            if (!appThreads.contains(thread.getThreadName())) continue;
+            StackTraceElement[] stack = thread.getStackTrace();
+            if (idleInPool(stack)) continue;
+            busy.add(thread.getThreadName() + " " + thread.getThreadState() + where(stack));
+        }
+        return busy;
+    }
+
+    /** Parked in its pool's wait for the next task: the JDK's and Tomcat's executors, Jetty's pool, a ForkJoinPool. */
+    private static boolean idleInPool(StackTraceElement[] stack) {
+        for (StackTraceElement frame : stack) {
+            String method = frame.getMethodName();
+            if ((method.equals("getTask") && frame.getClassName().endsWith("ThreadPoolExecutor"))
+                    || (method.equals("idleJobPoll") && frame.getClassName().endsWith("QueuedThreadPool$Runner"))
+                    || (method.equals("awaitWork") && frame.getClassName().equals("java.util.concurrent.ForkJoinPool"))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static String where(StackTraceElement[] stack) {
+        StringBuilder where = new StringBuilder();
+        int shown = 0;
+        boolean ours = false;
+        for (StackTraceElement frame : stack) {
+            if (shown < 3 && !plumbing(frame.getClassName())) {
+                where.append(shown++ == 0 ? " in " : " < ").append(frame(frame));
+                ours |= ours(frame);
+            } else if (shown == 3 && !ours && ours(frame)) {
+                where.append(" ... ").append(frame(frame));
+                break;
+            }
+        }
+        return where.toString();
+    }
+
+    private static boolean ours(StackTraceElement frame) {
+        return frame.getClassName().startsWith("lab.") || frame.getClassName().startsWith("org.springframework.");
+    }
+
+    /** Locks, queues and parking: how a thread waits, not what for. */
+    private static boolean plumbing(String type) {
+        return type.startsWith("java.util.concurrent.") || type.startsWith("jdk.internal.misc.")
+                || type.equals("java.lang.Object") || type.equals("java.lang.Thread");
+    }
+
+    private static String frame(StackTraceElement frame) {
+        String type = frame.getClassName();
+        return type.substring(type.lastIndexOf('.') + 1) + "." + frame.getMethodName();
+    }
+
+    private static String jsonArray(Collection<String> names) {
         return new TreeSet<>(names).stream().map(Stats::quote).collect(Collectors.joining(",", "[", "]"));
     }
 

@@ -11,6 +11,7 @@ import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 
+import lab.common.Filler;
 import lab.common.Remote;
 import lab.common.Replies;
 
@@ -29,13 +30,13 @@ public final class CallServlet extends HttpServlet {
 
     @Override
     protected void doGet(HttpServletRequest request, HttpServletResponse response) throws IOException {
-        call(request.startAsync(), Remote.msFromQuery(request.getQueryString()), -1);
+        call(request.startAsync(), request.getQueryString(), -1);
     }
 
     @Override
     protected void doPost(HttpServletRequest request, HttpServletResponse response) throws IOException {
         AsyncContext async = request.startAsync();
-        String ms = Remote.msFromQuery(request.getQueryString());
+        String query = request.getQueryString();
         ServletInputStream in = request.getInputStream();
         in.setReadListener(new ReadListener() {
             private final byte[] buffer = new byte[8192];
@@ -53,7 +54,7 @@ public final class CallServlet extends HttpServlet {
             @Override
             public void onAllDataRead() {
                 remote.stats().handlerThread();
-                call(async, ms, bytesRead);
+                call(async, query, bytesRead);
             }
 
             @Override
@@ -63,12 +64,15 @@ public final class CallServlet extends HttpServlet {
         });
     }
 
-    private void call(AsyncContext async, String rawMs, long bytesRead) {
+    /** Parameters come from the query string only: {@code getParameter} could read a form body blocking. */
+    private void call(AsyncContext async, String query, long bytesRead) {
         Integer ms;
+        int filler;
         try {
-            ms = Remote.parseMs(rawMs);
+            ms = Remote.parseMs(Remote.msFromQuery(query));
+            filler = Filler.parse(Filler.fromQuery(query));
         } catch (IllegalArgumentException e) {
-            write(async, 400, e.getMessage());
+            write(async, 400, e.getMessage(), 0);
             return;
         }
         // The answer is handed back to a container thread with start(). Measured on Tomcat 11:
@@ -76,35 +80,43 @@ public final class CallServlet extends HttpServlet {
         // next request on that keep-alive connection too: application code outside the pool.
         remote.callAsync(ms).whenComplete((body, failure) -> async.start(() -> {
             if (failure == null) {
-                write(async, 200, Replies.answer(body, bytesRead));
+                write(async, 200, Replies.answer(body, bytesRead), filler);
             } else {
-                write(async, Remote.statusFor(failure), Remote.reasonFor(failure));
+                write(async, Remote.statusFor(failure), Remote.reasonFor(failure), 0);
             }
         }));
     }
 
-    /** Writes only while the container says the connection can take bytes, then completes. */
-    private void write(AsyncContext async, int status, String text) {
+    /**
+     * The text, then {@code filler} bytes one chunk at a time, each only while the container says
+     * the connection can take bytes; then completes. A slow reader holds no thread: when
+     * {@code isReady()} says no, this returns and the container calls again when the socket drains.
+     */
+    private void write(AsyncContext async, int status, String text, int filler) {
         HttpServletResponse response = (HttpServletResponse) async.getResponse();
         byte[] body = Replies.bytes(text);
         response.setStatus(status);
         response.setContentType("text/plain;charset=utf-8");
-        response.setContentLength(body.length);
+        response.setContentLengthLong(body.length + (long) filler);
         try {
             ServletOutputStream out = response.getOutputStream();
             out.setWriteListener(new WriteListener() {
-                private boolean written;
+                private boolean textWritten;
+                private long fillerLeft = filler;
 
                 @Override
                 public void onWritePossible() throws IOException {
                     remote.stats().handlerThread();
                     while (out.isReady()) {
-                        if (written) {
+                        if (!textWritten) {
+                            out.write(body);
+                            textWritten = true;
+                        } else if (fillerLeft > 0) {
+                            fillerLeft -= Filler.writeChunk(out, fillerLeft);
+                        } else {
                             async.complete();
                             return;
                         }
-                        out.write(body);
-                        written = true;
                     }
                 }
 

@@ -1,5 +1,6 @@
 package lab.app;
 
+import org.springframework.core.io.Resource;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
 import org.springframework.http.client.JdkClientHttpRequestFactory;
@@ -11,8 +12,10 @@ import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.client.RestClient;
 import org.springframework.web.client.RestClientException;
 
+import lab.common.Filler;
 import lab.common.Remote;
 import lab.common.Replies;
+import lab.common.SpringMvc;
 
 /**
  * Spring MVC, blocking: RestClient on the shared JDK client. The request factory is set
@@ -33,33 +36,41 @@ public class CallController {
     }
 
     @GetMapping("/call")
-    public ResponseEntity<String> get(@RequestParam(required = false) String ms) {
-        return call(ms, -1);
+    public ResponseEntity<Resource> get(@RequestParam(required = false) String ms,
+            @RequestParam(required = false) String bytes) {
+        return call(ms, bytes, -1);
     }
 
     @PostMapping("/call")
-    public ResponseEntity<String> post(@RequestParam(required = false) String ms,
-            @RequestBody(required = false) byte[] body) {
-        return call(ms, body == null ? 0 : body.length);
+    public ResponseEntity<Resource> post(@RequestParam(required = false) String ms,
+            @RequestParam(required = false) String bytes, @RequestBody(required = false) byte[] body) {
+        return call(ms, bytes, body == null ? 0 : body.length);
     }
 
-    private ResponseEntity<String> call(String ms, long bytesRead) {
+    private ResponseEntity<Resource> call(String ms, String bytes, long bytesRead) {
         Integer parsed;
+        int filler;
         try {
             parsed = Remote.parseMs(ms);
+            filler = Filler.parse(bytes);
         } catch (IllegalArgumentException e) {
             return reply(400, e.getMessage());
         }
         try {
             String body = client.get().uri(remote.uri(parsed)).retrieve().body(String.class); // blocks this thread
             remote.stats().clientThread();
-            return reply(200, Replies.answer(body, bytesRead));
+            return reply(200, Replies.answer(body, bytesRead), filler);
         } catch (RestClientException e) {
             return reply(Remote.statusFor(e), Remote.reasonFor(e));
         }
     }
 
-    private static ResponseEntity<String> reply(int status, String text) {
-        return ResponseEntity.status(status).contentType(MediaType.TEXT_PLAIN).body(text.endsWith("\n") ? text : text + "\n");
+    private static ResponseEntity<Resource> reply(int status, String text) {
+        return reply(status, text, 0);
+    }
+
+    /** The text and {@code filler} bytes, written by MVC's Resource converter (see {@link SpringMvc#answer}). */
+    private static ResponseEntity<Resource> reply(int status, String text, int filler) {
+        return ResponseEntity.status(status).contentType(MediaType.TEXT_PLAIN).body(SpringMvc.answer(text, filler));
     }
 }

@@ -1,6 +1,8 @@
 package lab.app;
 
+import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.io.buffer.DataBufferUtils;
+import org.springframework.core.io.buffer.DefaultDataBufferFactory;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
 import org.springframework.http.client.reactive.JdkClientHttpConnector;
@@ -11,15 +13,19 @@ import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.reactive.function.client.WebClient;
 
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
+import lab.common.Filler;
 import lab.common.Remote;
 import lab.common.Replies;
 
 /**
  * WebFlux: a {@link Mono} from WebClient on the shared JDK client. The connector is set
  * explicitly; {@code WebClient.create()} would use Reactor Netty's own pool and its limits
- * (lab-notes traps 1 and 10).
+ * (lab-notes traps 1 and 10). The answer is a stream of buffers: WebFlux writes each one only
+ * when the connection can take it (a Servlet 3.1 WriteListener underneath) and asks for the next
+ * one after that, so a slow reader holds no thread and no more than a chunk or two in memory.
  */
 @RestController
 public class CallController {
@@ -35,12 +41,14 @@ public class CallController {
     }
 
     @GetMapping("/call")
-    public Mono<ResponseEntity<String>> get(@RequestParam(required = false) String ms) {
-        return call(ms, -1);
+    public Mono<ResponseEntity<Flux<DataBuffer>>> get(@RequestParam(required = false) String ms,
+            @RequestParam(required = false) String bytes) {
+        return call(ms, bytes, -1);
     }
 
     @PostMapping("/call")
-    public Mono<ResponseEntity<String>> post(@RequestParam(required = false) String ms, ServerHttpRequest request) {
+    public Mono<ResponseEntity<Flux<DataBuffer>>> post(@RequestParam(required = false) String ms,
+            @RequestParam(required = false) String bytes, ServerHttpRequest request) {
         // The body streams in as buffers, read without blocking; count and release them.
         return request.getBody()
                 .map(buffer -> {
@@ -49,24 +57,46 @@ public class CallController {
                     return n;
                 })
                 .reduce(0L, Long::sum)
-                .flatMap(bytesRead -> call(ms, bytesRead));
+                .flatMap(bytesRead -> call(ms, bytes, bytesRead));
     }
 
-    private Mono<ResponseEntity<String>> call(String ms, long bytesRead) {
+    private Mono<ResponseEntity<Flux<DataBuffer>>> call(String ms, String bytes, long bytesRead) {
         remote.stats().handlerThread();
         Integer parsed;
+        int filler;
         try {
             parsed = Remote.parseMs(ms);
+            filler = Filler.parse(bytes);
         } catch (IllegalArgumentException e) {
             return Mono.just(reply(400, e.getMessage()));
         }
         return client.get().uri(remote.uri(parsed)).retrieve().bodyToMono(String.class)
                 .doOnNext(body -> remote.stats().clientThread())
-                .map(body -> reply(200, Replies.answer(body, bytesRead)))
+                .map(body -> reply(200, Replies.answer(body, bytesRead), filler))
                 .onErrorResume(failure -> Mono.just(reply(Remote.statusFor(failure), Remote.reasonFor(failure))));
     }
 
-    private static ResponseEntity<String> reply(int status, String text) {
-        return ResponseEntity.status(status).contentType(MediaType.TEXT_PLAIN).body(text.endsWith("\n") ? text : text + "\n");
+    private static ResponseEntity<Flux<DataBuffer>> reply(int status, String text) {
+        return reply(status, text, 0);
+    }
+
+    /**
+     * The text, then {@code filler} bytes as read-only views of the shared chunk, made one at a
+     * time as the writer asks for them. Content-Length is set here: WebFlux knows it by itself only
+     * for a single-value body.
+     */
+    private static ResponseEntity<Flux<DataBuffer>> reply(int status, String text, int filler) {
+        byte[] head = Replies.bytes(text);
+        Flux<DataBuffer> chunks = Flux.generate(() -> (long) filler, (left, sink) -> {
+            if (left == 0) {
+                sink.complete();
+                return 0L;
+            }
+            DataBuffer chunk = DefaultDataBufferFactory.sharedInstance.wrap(Filler.chunk(left));
+            sink.next(chunk);
+            return left - chunk.readableByteCount();
+        });
+        Flux<DataBuffer> body = Flux.concat(Mono.fromSupplier(() -> DefaultDataBufferFactory.sharedInstance.wrap(head)), chunks);
+        return ResponseEntity.status(status).contentType(MediaType.TEXT_PLAIN).contentLength(head.length + (long) filler).body(body);
     }
 }
