@@ -187,6 +187,37 @@ def slow_fields(kv, d):
     }
 
 
+# What a busy application thread waits for, from the frames /stats' busyThreads shows (its top
+# frames first): a blocking read of a request body, a blocking write of a response, the remote.
+STUCK_KINDS = (
+    ("waiting for the remote", re.compile(r"HttpClient|Remote\.call", re.I)),
+    ("writing a response", re.compile(r"write|flush|Blocker|Output", re.I)),
+    ("reading a request body", re.compile(r"read|fill|InputStream|Content", re.I)),
+)
+
+
+def stuck_summary(busy):
+    """One short text from /stats' busyThreads ("name STATE in frame < frame ... app frame"):
+    what the threads that ran application code were stuck on when wrk stopped, eg,
+    "reading a request body: http-nio-8080-exec-1". None when /stats had no such field."""
+    if busy is None:
+        return None
+    groups = {}
+    for line in busy:
+        name, _, rest = line.partition(" ")
+        frames = rest.partition(" in ")[2] or rest
+        kind = next((k for k, pattern in STUCK_KINDS if pattern.search(frames.split(" ... ")[0])), None)
+        kind = kind or rest.split(" ")[0].lower()          # the thread state, eg, runnable
+        groups.setdefault(kind, []).append(name)
+    if not groups:
+        return "none"
+    parts = []
+    for kind, names in groups.items():
+        shown = ", ".join(names[:2]) + (f" and {len(names) - 2} more" if len(names) > 2 else "")
+        parts.append(f"{kind}: {shown}")
+    return "; ".join(parts)
+
+
 def cell_record(d, ceilings):
     kv = read_kv(d / "cell.txt")
     threads = threads_value(kv.get("threads"))
@@ -246,6 +277,11 @@ def cell_record(d, ceilings):
         "client_threads": len(stats["clientThreads"]) if "clientThreads" in stats else None,
         "live_threads": stats.get("liveThreads"),
         "peak_threads": stats.get("peakThreads"),
+        "virtual_threads": stats.get("virtualThreads"),
+        "carrier_threads": len(stats["carrierThreads"]) if "carrierThreads" in stats else None,
+        "carrier_thread_names": stats.get("carrierThreads"),
+        "busy_threads": stats.get("busyThreads"),
+        "stuck": stuck_summary(stats.get("busyThreads")),
     })
     rec.update(cpu_fields(kv, duration_s))
     slow = slow_fields(kv, d) if rec["scenario"] != "call" else {}
@@ -666,14 +702,25 @@ def markdown(run):
           f"without slow clients); **slow B/s**, **slow done** and **slow err.** are what the slow "
           f"clients measured (slow.json: bytes_per_s, completed, errors); **handler** and "
           f"**client** count the app's threads that ran application code and handled the remote's "
-          f"answer.\n")
+          f"answer; **stuck on** is `/stats`' busyThreads read the moment wrk stopped: which of those "
+          f"threads was blocked, and on what ({'a blocking read of a trickled request body' if scenario == 'slow-upload' else 'a blocking write to a client that reads slowly'}, "
+          f"or the remote call); *none* means no thread was held.\n\n"
+          f"How to read it: a model that {'reads bodies' if scenario == 'slow-upload' else 'writes bodies'} "
+          f"without blocking keeps its normal traffic at the `call` scenario's level whatever the slow "
+          f"clients do; one that blocks gives each slow client a thread for as long as it takes, so with "
+          f"fewer threads than slow clients the normal traffic queues behind them (a few % of the ceiling, "
+          f"errors or a p99 of many seconds). With more threads than slow clients (eg, 200 threads for "
+          f"{f_int(example.get('slow_clients'))} clients) every model copes: the pool hides the problem "
+          f"until slow clients outnumber threads. Where a blocking model still answers normal traffic, "
+          f"look at *stuck on*: the thread it lost is named there.\n")
         group_tables(w, slow, apps, containers, calibration, sleep_s,
                      ["steady req/s", "% of ceiling", "p99", "errors", "slow B/s", "slow done", "slow err.",
-                      "handler", "client"],
+                      "handler", "client", "stuck on (busyThreads when wrk stopped)"],
                      lambda c: [f_rps(throughput(c)), ranged(c, "pct_of_ceiling", f_pct), ranged(c, "p99_ms", f_lat),
                                 f_int(error_total(c)), f_bytes_per_s(c.get("slow_bytes_per_s")),
                                 f_int(c.get("slow_completed")), f_int(slow_error_total(c)),
-                                f_int(c.get("handler_threads")), f_int(c.get("client_threads"))])
+                                f_int(c.get("handler_threads")), f_int(c.get("client_threads")),
+                                c.get("stuck") or "—"])
 
     open_loop_section(w, cells, apps, containers, calibration, meta)
 
