@@ -228,6 +228,8 @@ def cell_record(d, ceilings):
     # Little's law: throughput = requests in flight / time each spends. A thread-per-request
     # app holds at most `threads` in flight; everything else at most one per connection.
     # (On virtual threads, thread_per_request is 0: a blocked virtual thread holds no carrier.)
+    if kv.get("scenario") == "fanout":  # each request's calls take FANOUT_MS, at best all at once
+        sleep_s = max(num(kv.get("fanout_ms"), int) or 0, 1) / 1000.0
     if conns is None:                  # vegeta: what its rate keeps in flight
         conns = round((num(kv.get("rate"), int) or 0) * sleep_s)
     in_flight = min(conns, threads) if kv.get("thread_per_request") == "1" else conns
@@ -256,6 +258,8 @@ def cell_record(d, ceilings):
     }
     if loadgen == "vegeta":
         rec.update(vegeta_fields(kv, d))
+    elif loadgen == "probe":
+        rec["probes"] = read_json(d / "probe.json") or []
     else:
         rec.update(wrk_fields(read_json(d / "wrk.json"), duration_s))
         # The ceiling of the same round and wrk setting, by the same measure as the cell.
@@ -284,7 +288,12 @@ def cell_record(d, ceilings):
         "stuck": stuck_summary(stats.get("busyThreads")),
     })
     rec.update(cpu_fields(kv, duration_s))
-    slow = slow_fields(kv, d) if rec["scenario"] != "call" else {}
+    cpu_app_s = num(kv.get("cpu_app_s"))
+    rec["cpu_ms_per_request"] = (round(1000.0 * cpu_app_s / rec["requests"], 2)
+                                 if cpu_app_s is not None and rec.get("requests") else None)
+    rec["fanout_n"] = num(kv.get("fanout_n"), int)
+    rec["fanout_ms"] = num(kv.get("fanout_ms"), int)
+    slow = slow_fields(kv, d) if rec["scenario"] not in ("call", "fanout") else {}
     rec.update({k: slow.get(k) for k in SLOW_KEYS})        # every cell has every key
     rec.update({k: rec.get(k) for k in OL_KEYS})
     rec.update({
@@ -317,10 +326,11 @@ def load_run(run_dir):
                 "wall_s", "measured_s", "calibration_s"):
         if key in meta:
             meta[key] = num(meta[key], int)
-    for key in ("slow_clients", "slow_rate", "slow_bytes", "rate", "repeat"):
+    for key in ("slow_clients", "slow_rate", "slow_bytes", "rate", "repeat", "fanout_ms"):
         if key in meta:
             meta[key] = num(meta[key], int)
-    for key in ("apps", "containers", "threads", "wrk_threads", "connections", "scenarios", "loadgens"):
+    for key in ("apps", "containers", "threads", "wrk_threads", "connections", "scenarios", "loadgens", "fanout",
+                "fanout_apps"):
         if key in meta:
             meta[key] = meta[key].split()
     for key in ("wrk_threads", "connections"):
@@ -462,6 +472,8 @@ def summary_line(rec):
     """One line for bench.sh's progress output."""
     if rec["status"] != "ok":
         return rec["status"]
+    if rec.get("loadgen") == "probe":
+        return "one request at a time: " + ", ".join(f"N={p['n']} {probe_text(p)}" for p in rec.get("probes") or [])
     if rec.get("loadgen") == "vegeta":
         text = (f"open loop at {rec['rate']} req/s: {f_pct(rec['ol_success_pct'])} answered, "
                 f"{f_rps(rec['ol_served_rps'])} req/s served, p50 {f_lat(rec['ol_p50_ms'])}, "
@@ -491,7 +503,7 @@ def summary_line(rec):
     return ", ".join(parts)
 
 
-def group_tables(w, cells, apps, containers, calibration, sleep_s, columns, values):
+def group_tables(w, cells, apps, containers, calibration, sleep_s, columns, values, heading=None):
     """One table per pool size x wrk setting: apps as rows, `columns` per container side by side
     (`values(cell)` gives their texts); a FAILED or SKIPPED cell gets a note under its table."""
     by_key = {(c["app"], c["container"], c["threads"], c["wrk_threads"], c["connections"]): c for c in cells}
@@ -510,11 +522,14 @@ def group_tables(w, cells, apps, containers, calibration, sleep_s, columns, valu
             if cal.get("steady_rps") is not None:
                 ceiling += f", steady {ranged(cal, 'steady_rps', f_rps)} req/s"
         w(f"\n### {threads_label(threads)} · wrk -t{wt} -c{cn}\n\n")
-        if isinstance(threads, int):
-            tpr = f"thread-per-request apps {min(cn, threads) / sleep_s:g} req/s"
+        if heading:
+            w(heading(threads, wt, cn) + "\n\n")
         else:
-            tpr = "thread-per-request apps too (a blocked virtual thread holds no carrier)"
-        w(f"Ceiling (wrk straight at remote-sleep): {ceiling}. Bound: {cn / sleep_s:g} req/s, {tpr}.\n\n")
+            if isinstance(threads, int):
+                tpr = f"thread-per-request apps {min(cn, threads) / sleep_s:g} req/s"
+            else:
+                tpr = "thread-per-request apps too (a blocked virtual thread holds no carrier)"
+            w(f"Ceiling (wrk straight at remote-sleep): {ceiling}. Bound: {cn / sleep_s:g} req/s, {tpr}.\n\n")
         n = len(columns)
         head = "| app |" + "".join(f" {ct} {columns[0]} |" + "".join(f" {h} |" for h in columns[1:])
                                    for ct in containers)
@@ -688,7 +703,7 @@ def markdown(run):
                  lambda c: [f_rps(c["rps"]), ranged(c, "steady_rps", f_rps), ranged(c, "pct_of_ceiling", f_pct),
                             ranged(c, "p99_ms", f_lat), f_int(c["slow_2s"]), f_int(error_total(c))])
     for scenario in scenarios:
-        if scenario == "call":
+        if scenario in ("call", "fanout"):
             continue
         slow = [c for c in wrk_cells if c.get("scenario") == scenario]
         example = slow[0] if slow else {}
@@ -723,6 +738,7 @@ def markdown(run):
                                 c.get("stuck") or "—"])
 
     open_loop_section(w, cells, apps, containers, calibration, meta)
+    fanout_section(w, cells, containers, calibration, meta)
 
     w("\n## All cells\n\n")
     # The scenario column only when a run has more than the plain call scenario.
@@ -771,6 +787,62 @@ def markdown(run):
     return out.getvalue()
 
 
+def probe_text(p):
+    """One timed request of a fan-out app: the client's wall time, and what the app said."""
+    if p.get("status") != 200:
+        return p.get("error") or f"HTTP {p.get('status')}"
+    fields = dict(kv.split("=", 1) for kv in p["answer"].split() if "=" in kv)
+    text = f_lat(p["client_ms"])
+    if p.get("previous"):       # fire-and-forget: answered at once, the work ended later
+        done = dict(kv.split("=", 1) for kv in p["previous"].split() if "=" in kv)
+        return f"answered in {text}; its {p['n']} calls ended after {f_lat(num(done.get('finished_ms')))}"
+    if fields.get("failed", "0") != "0":
+        text += f" ({fields['failed']} of {p['n']} calls failed)"
+    return text
+
+
+def fanout_section(w, cells, containers, calibration, meta):
+    """SCENARIO=fanout: one request at a time per N (what the write-ups timed), then the same apps
+    under wrk's load with N = 10 (what each model costs: threads, CPU per request)."""
+    fan = [c for c in cells if c.get("scenario") == "fanout"]
+    if not fan:
+        return
+    apps = meta.get("fanout_apps") or sorted({c["app"] for c in fan})
+    ms_each = fan[0].get("fanout_ms")
+    ns = sorted({p["n"] for c in fan for p in c.get("probes") or []})
+    w(f"\n## One request, many calls (SCENARIO=fanout)\n\n")
+    w(f"Each fan-out app answers `GET /fanout?n=N&ms={ms_each}` after N remote calls of {ms_each} ms; the "
+      f"models differ only in how those calls wait (README, \"One request, many calls\"; each app's "
+      f"limits — K threads, concurrency C, the common pool's parallelism — are in its `lab:` line). "
+      f"The first table times one request at a time, as the write-ups did (the client's wall time: "
+      f"sequential is N × {ms_each} ms, a model that overlaps all calls ≈ {ms_each} ms); the second puts "
+      f"the same apps under wrk's closed loop with N = {fan[0].get('fanout_n') or 10}, where **CPU ms/req** "
+      f"(the app's CPU time per answered request) and **peak thr.** show what each model costs. "
+      f"**bound** there is connections / {ms_each} ms: every call of every request overlapped.\n")
+    probes = [c for c in fan if c.get("loadgen") == "probe"]
+    for threads in sorted({c["threads"] for c in probes}, key=threads_order):
+        w(f"\n### One request at a time · {threads_label(threads)}\n\n")
+        w("| app | container |" + "".join(f" N = {n} |" for n in ns) + "\n|---|---|" + "---:|" * len(ns) + "\n")
+        for app in apps:
+            for ct in containers:
+                c = next((x for x in probes if x["app"] == app and x["container"] == ct and x["threads"] == threads), None)
+                if c is None:
+                    continue
+                if c["status"] != "ok" and not c.get("probes"):
+                    w(f"| {app} | {ct} | {status_text(c)} |" + " |" * (len(ns) - 1) + "\n")
+                    continue
+                by_n = {p["n"]: p for p in c.get("probes") or []}
+                w(f"| {app} | {ct} |" + "".join(f" {probe_text(by_n[n]) if n in by_n else '—'} |" for n in ns) + "\n")
+    loaded = [c for c in fan if c.get("loadgen", "wrk") == "wrk"]
+    if loaded:
+        w(f"\n### Under load (N = {loaded[0].get('fanout_n')})\n")
+        group_tables(w, loaded, apps, containers, calibration, (ms_each or 1) / 1000.0,
+                     ["steady req/s", "bound", "p99", "errors", "peak thr.", "CPU ms/req"],
+                     lambda c: [ranged(c, "steady_rps", f_rps), f"{c['bound_rps']:g}", ranged(c, "p99_ms", f_lat),
+                                f_int(error_total(c)), f_int(c.get("peak_threads")), f_cores(c.get("cpu_ms_per_request"))],
+                     heading=lambda t, wt, cn: f"wrk -t{wt} -c{cn} on `/fanout?n={loaded[0].get('fanout_n')}&ms={ms_each}`.")
+
+
 def open_loop_section(w, cells, apps, containers, calibration, meta):
     """Closed-loop (wrk) and open-loop (vegeta) latency of the same app, pool and container side
     by side: what wrk hides of a server that falls behind."""
@@ -815,13 +887,13 @@ def open_loop_section(w, cells, apps, containers, calibration, meta):
 
 
 CSV_FIELDS = [
-    "index", "scenario", "app", "container", "threads", "pool_mode", "wrk_threads", "connections",
-    "duration_s", "sleep_ms",
-    "requests", "rps", "bound_rps", "ceiling_rps", "pct_of_ceiling", "latency_avg_ms", "p50_ms",
+    "index", "round", "repeats", "scenario", "loadgen", "app", "container", "threads", "pool_mode", "wrk_threads",
+    "connections", "duration_s", "sleep_ms", "fanout_n", "fanout_ms",
+    "requests", "rps", "steady_rps", "bound_rps", "ceiling_rps", "pct_of_ceiling", "latency_avg_ms", "p50_ms",
     "p90_ms", "p99_ms", "max_ms", "timeouts", "slow_2s", "errors_connect", "errors_read",
     "errors_write", "errors_status", "unfinished", "max_in_flight", "handler_threads",
-    "client_threads", "peak_threads", "cpu_box_pct", "cpu_app_cores", "cpu_remote_cores",
-    "cpu_wrk_cores", "slow_clients", "slow_bytes", "slow_rate", "side_load_exit", "slow_connected",
+    "client_threads", "virtual_threads", "carrier_threads", "peak_threads", "cpu_box_pct", "cpu_app_cores",
+    "cpu_remote_cores", "cpu_wrk_cores", "cpu_ms_per_request", "stuck", *OL_KEYS, "slow_clients", "slow_bytes", "slow_rate", "side_load_exit", "slow_connected",
     "slow_bytes_moved", "slow_bytes_per_s", "slow_completed",
 ] + [f"slow_errors_{k}" for k in SLOW_ERRORS] + ["app_start", "status"]
 

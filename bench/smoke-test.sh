@@ -191,6 +191,19 @@ check "make compare without B exits 2 with the usage" bash -c "
 check "make compare on a missing run exits 2" bash -c "
     rc=0; python3 bench/compare.py '$TMP/nope' '$RUN' || rc=\$?; [[ \$rc == 2 ]]"
 
+echo "== one request, many calls (SCENARIO=fanout: 2 apps, 2 probes + 2 wrk cells, about 30 s)"
+check "SCENARIO=fanout times one request at a time, then runs wrk" env SCENARIO=fanout \
+    FANOUT_APPS="fanout-sequential fanout-async" FANOUT="1 5" FANOUT_MS=100 CONTAINERS=tomcat THREADS=1 \
+    WRK_THREADS=2 CONNECTIONS=4 DURATION=2s SLEEP_MS=200 RESULTS_DIR="$TMP/fanout" ./bench.sh
+check "fan-out: 5 calls of 100 ms take >= 0.5 s one after another, < 0.4 s all at once" python3 -c "
+import json; cells = json.load(open('$TMP/fanout/latest/results.json'))['cells']
+probe = {c['app']: {p['n']: p for p in c['probes']} for c in cells if c['loadgen'] == 'probe'}
+assert probe['fanout-sequential'][5]['client_ms'] >= 500, probe
+assert probe['fanout-async'][5]['client_ms'] < 400, probe
+assert all(c['status'] == 'ok' for c in cells), [c['status'] for c in cells]"
+check "results.md has the fan-out section" grep -q '^## One request, many calls (SCENARIO=fanout)' \
+    "$TMP/fanout/latest/results.md"
+
 if command -v shellcheck >/dev/null; then
     check "shellcheck bench.sh bench/*.sh" shellcheck bench.sh bench/*.sh
 else

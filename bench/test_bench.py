@@ -167,6 +167,29 @@ class ReportTest(unittest.TestCase):
         self.assertIn("Only in B:\n- slow-upload: webflux tomcat threads=1 -t10 -c10", text)
 
 
+class FanoutTest(unittest.TestCase):
+    def test_fanout_runs_the_fanout_apps_one_request_at_a_time_then_under_load(self):
+        s = settings(SCENARIO="fanout", FANOUT_APPS="fanout-sequential fanout-async", CONTAINERS="tomcat netty",
+                     THREADS="1", WRK_THREADS="10", FANOUT_MS=300)
+        cells, left_out = plan(s)
+        self.assertEqual([(c.app, c.loadgen) for c in cells], [("fanout-sequential", "probe"), ("fanout-sequential", "wrk"),
+                                                               ("fanout-async", "probe"), ("fanout-async", "wrk")])
+        self.assertEqual(cells[1].path, "/fanout?n=10&ms=300")
+        self.assertIn("no fanout-sequential on netty, fanout-async on netty", left_out[0])
+        for env, words in [({"FANOUT": "0"}, "FANOUT: '0'"), ({"FANOUT": "1001"}, "more than the apps take"),
+                           ({"FANOUT_MS": "x"}, "FANOUT_MS: 'x'"), ({"FANOUT_APPS": "nope"}, "unknown fan-out app")]:
+            with self.subTest(env=env), self.assertRaises(UsageError) as e:
+                settings(**env)
+            self.assertIn(words, str(e.exception))
+
+    def test_a_probe_reads_as_wall_time_and_fire_and_forget_as_two_times(self):
+        ok = {"n": 10, "status": 200, "client_ms": 3012.0, "answer": "app=fanout-sequential n=10 ms=300 ok=10 failed=0 wall_ms=3008"}
+        faf = {"n": 10, "status": 200, "client_ms": 9.0, "answer": "app=x n=10 ms=300 ok=0 failed=0 wall_ms=3\npending=10",
+               "previous": "n=10 answered_ms=3 finished_ms=1240 ok=10 failed=0"}
+        self.assertEqual(report.probe_text(ok), "3.012 s")
+        self.assertEqual(report.probe_text(faf), "answered in 9.0 ms; its 10 calls ended after 1.240 s")
+
+
 class RoundsTest(unittest.TestCase):
     def test_repeats_become_a_median_with_its_range_and_failed_rounds_are_left_out(self):
         base = {"scenario": "call", "loadgen": "wrk", "app": "webflux", "container": "tomcat", "threads": 1,

@@ -4,6 +4,7 @@ verify, warm-up) and one cell, start to record.
 A cell's record is its directory: cell.txt (key=value, status last), wrk.json, wrk.txt,
 stats.json and, with slow clients, slow.json; bench/report.py builds every report from them.
 """
+import json
 import signal
 import time
 from dataclasses import dataclass
@@ -11,7 +12,7 @@ from pathlib import Path
 
 from . import procs, vegeta, wrk
 from .rundir import put
-from .settings import MODULE_OF, SCENARIOS, THREAD_PER_REQUEST_APPS, is_virtual
+from .settings import FANOUT_LOAD_N, MODULE_OF, SCENARIOS, THREAD_PER_REQUEST_APPS, is_virtual
 from .sideload import SlowClients
 
 
@@ -24,8 +25,9 @@ class Cell:
     threads: str          # "1", "200" or "v1", as --threads takes it
     wrk_threads: int      # wrk cells; None for vegeta's
     connections: int      # wrk cells; None for vegeta's
-    loadgen: str = "wrk"  # wrk (closed loop) or vegeta (open loop at RATE)
+    loadgen: str = "wrk"  # wrk (closed loop), vegeta (open loop at RATE), or probe (one request at a time)
     round: int = 1        # REPEAT: which round of the matrix
+    path: str = "/call"   # what the load calls: /call, or /fanout?n=10&ms=M for SCENARIO=fanout
 
     @property
     def pool_mode(self):
@@ -47,19 +49,20 @@ class Cell:
     def dir_name(self):
         rnd = "" if self.round == 1 else f"r{self.round}-"
         scenario = "" if self.scenario == "call" else f"{self.scenario}-"
-        load = f"w{self.wrk_threads}-c{self.connections}" if self.loadgen == "wrk" else "vegeta"
+        load = f"w{self.wrk_threads}-c{self.connections}" if self.loadgen == "wrk" else self.loadgen
         return f"{self.index:02d}-{rnd}{scenario}{self.app}-{self.container}-t{self.threads}-{load}"
 
     @property
     def label(self):
         rnd = "" if self.round == 1 else f"round {self.round}: "
         scenario = "" if self.scenario == "call" else f"{self.scenario} "
-        load = f"wrk-t={self.wrk_threads} c={self.connections}" if self.loadgen == "wrk" else "vegeta (open loop)"
+        load = {"wrk": f"wrk-t={self.wrk_threads} c={self.connections}", "vegeta": "vegeta (open loop)",
+                "probe": "one request at a time"}[self.loadgen]
         return f"{rnd}{scenario}{self.app} {self.container} threads={self.threads} {load}"
 
     def skip_reason(self, java_major):
         """Why this machine cannot run the cell (it stays in the matrix as SKIPPED), or None."""
-        if is_virtual(self.threads) and java_major < 21:
+        if (is_virtual(self.threads) or self.app == "fanout-virtual") and java_major < 21:
             return f"virtual threads need JDK 21+ (running {java_major})"
         return None
 
@@ -80,8 +83,10 @@ def plan(s):
     cells, left_out = [], {}
     for rnd in range(1, s.repeat + 1):
         for scenario in s.scenarios:
+            fanout = scenario == "fanout"
+            path = f"/fanout?n={FANOUT_LOAD_N}&ms={s.fanout_ms}" if fanout else "/call"
             for container in s.containers:
-                for app in s.apps:
+                for app in s.fanout_apps if fanout else s.apps:
                     for threads in s.threads:
                         gap = left_out_because(app, container, threads)
                         if gap:
@@ -89,14 +94,17 @@ def plan(s):
                             if what not in left_out.setdefault(why, []):
                                 left_out[why].append(what)
                             continue
+                        if fanout:       # first one request at a time per FANOUT N, as the write-ups timed it
+                            cells.append(Cell(len(cells) + 1, scenario, app, container, threads, None, None,
+                                              "probe", rnd, path))
                         if "wrk" in s.loadgens:
                             for conns in s.connections:
                                 for wt in s.wrk_threads:
                                     cells.append(Cell(len(cells) + 1, scenario, app, container, threads, wt, conns,
-                                                      "wrk", rnd))
+                                                      "wrk", rnd, path))
                         if "vegeta" in s.loadgens:
                             cells.append(Cell(len(cells) + 1, scenario, app, container, threads, None, None,
-                                              "vegeta", rnd))
+                                              "vegeta", rnd, path))
     return cells, [f"{why}: no {', '.join(what)}" for why, what in left_out.items()]
 
 
@@ -209,19 +217,20 @@ class App:
             procs.stop(self.proc, signal.SIGKILL if archived else signal.SIGTERM)
         self.proc, self.key = None, None
 
-    def verify(self, out):
-        """One /call must answer 200 with the remote's body ("slept N ms"): None, or why not.
-        ?ms=0 proves the path app -> remote-sleep -> app without waiting a whole sleep."""
+    def verify(self, out, cell):
+        """One fast call must answer 200 with the remote's body ("slept N ms"; a fan-out app: "ok=1"):
+        None, or why not. ms=0 proves the path app -> remote-sleep -> app without waiting a sleep."""
+        path, expect = ("/fanout?n=1&ms=0", "ok=1") if cell.scenario == "fanout" else ("/call?ms=0", "slept")
         try:
-            code, body = procs.http(self.lab.url(self.lab.s.app_port, "/call?ms=0"), timeout=10)
+            code, body = procs.http(self.lab.url(self.lab.s.app_port, path), timeout=10)
         except OSError as e:
-            return f"verify: GET /call failed: {getattr(e, 'reason', e)}"
+            return f"verify: GET {path} failed: {getattr(e, 'reason', e)}"
         out.write_bytes(body)
         text = body[:200].decode(errors="replace").replace("\n", " ")
         if code != 200:
-            return f"verify: GET /call answered HTTP {code}: {text}"
-        if "slept" not in text:
-            return f"verify: GET /call answered '{text}', not the remote's 'slept N ms'"
+            return f"verify: GET {path} answered HTTP {code}: {text}"
+        if expect not in text:
+            return f"verify: GET {path} answered '{text}', not '{expect}'"
         return None
 
     def lab_line(self):
@@ -249,6 +258,8 @@ def run_cell(lab, app, cell):
         scenario=cell.scenario, pool_mode=cell.pool_mode)
     if cell.loadgen == "vegeta":
         put(record, rate=s.rate)
+    if cell.scenario == "fanout":
+        put(record, fanout_n=FANOUT_LOAD_N, fanout_ms=s.fanout_ms, path=cell.path)
     side_mode = SCENARIOS[cell.scenario]
     if side_mode:
         put(record, slow_clients=s.slow_clients, slow_bytes=s.slow_bytes_for(cell.scenario), slow_rate=s.slow_rate)
@@ -269,13 +280,14 @@ def run_cell(lab, app, cell):
         put(record, start_s=since_start())
     put(record, app_log=f"logs/{app.log.name}" if app.log else "", lab_line=app.lab_line())
     if reason is None:
-        reason = app.verify(d / "verify.txt")
+        reason = app.verify(d / "verify.txt", cell)
     if reason is None and fresh:
         pool = int(cell.threads) if cell.thread_per_request else None
         # vegeta's cell warms up like the first wrk setting would (a few connections per thread).
         wt = cell.wrk_threads or min(s.wrk_threads)
         conns = cell.connections or max(wt, min(s.rate, min(s.connections)))
-        wrk.warm_up(s, lab.url(s.app_port, "/call?ms=0"), wt, conns, d / "warmup.txt", pool)
+        fast = "/fanout?n=1&ms=0" if cell.scenario == "fanout" else "/call?ms=0"
+        wrk.warm_up(s, lab.url(s.app_port, fast), wt, conns, d / "warmup.txt", pool)
         if not procs.wait_drained(app.admin + "/stats", s.sleep_ms // 1000 + 5):
             reason = "still busy after the warm-up"
     if reason is None:
@@ -292,15 +304,18 @@ def run_cell(lab, app, cell):
         side = SlowClients(side_mode[0], lab.url(s.app_port, "/call"), s.slow_clients,
                            s.slow_bytes_for(cell.scenario), s.slow_rate, s.duration_s + 2, d)
         reason = side.start()
-    if reason is None and cell.loadgen == "vegeta":
+    if reason is None and cell.loadgen == "probe":
         put(record, prep_s=since_start())
-        reason = vegeta.measure(lab.m.vegeta, d, lab.url(s.app_port, "/call"), s.rate, s.duration_s,
+        reason = probe(lab, app, cell, d)
+    elif reason is None and cell.loadgen == "vegeta":
+        put(record, prep_s=since_start())
+        reason = vegeta.measure(lab.m.vegeta, d, lab.url(s.app_port, cell.path), s.rate, s.duration_s,
                                 s.wrk_timeout_s, s.sleep_ms, stats_url=app.admin + "/stats")
         # Every request vegeta could have had outstanding may still sit in a small pool's queue.
         app.last_conns = vegeta.limits(s.rate, s.sleep_ms, s.wrk_timeout_s)[1]
     elif reason is None:
         put(record, prep_s=since_start())
-        reason = wrk.measure(s, d, lab.url(s.app_port, "/call"), cell.wrk_threads, cell.connections,
+        reason = wrk.measure(s, d, lab.url(s.app_port, cell.path), cell.wrk_threads, cell.connections,
                              lab.remote, app.proc, app.admin + "/stats")
         app.last_conns = cell.connections
     if side:
@@ -315,3 +330,35 @@ def run_cell(lab, app, cell):
         app.stop()                     # a broken app is never reused
     put(record, status=status, cell_wall_s=since_start())
     return status
+
+
+def probe(lab, app, cell, d):
+    """SCENARIO=fanout: one request at a time for each N of FANOUT (what the write-ups timed),
+    into probe.json: the client's wall time, and the app's own answer (ok=, wall_ms=). A
+    fire-and-forget app answers before its work is done: once the work can have ended, one more
+    request fetches its "previous:" line, which says when it did. None, or why not."""
+    s, results = lab.s, []
+    for n in s.fanout:
+        url = lab.url(s.app_port, f"/fanout?n={n}&ms={s.fanout_ms}")
+        limit = n * s.fanout_ms / 1000.0 * 1.5 + 30          # sequential N x M, with room
+        print(f"  $ GET {url}")
+        t0 = time.monotonic()
+        try:
+            code, body = procs.http(url, timeout=limit)
+        except OSError as e:
+            results.append({"n": n, "error": f"no answer within {limit:.0f} s: {getattr(e, 'reason', e)}"})
+            continue
+        row = {"n": n, "ms": s.fanout_ms, "status": code, "client_ms": round((time.monotonic() - t0) * 1000, 1),
+               "answer": body.decode(errors="replace").strip()}
+        if "pending=" in row["answer"]:
+            time.sleep(min(limit, n * s.fanout_ms / 1000.0 + 2))
+            _, later = procs.http(lab.url(s.app_port, "/fanout?n=1&ms=0"), timeout=10)
+            row["previous"] = next((line[len("previous: "):] for line in later.decode(errors="replace").splitlines()
+                                    if line.startswith("previous: ")), None)
+        results.append(row)
+    (d / "probe.json").write_text(json.dumps(results, indent=1) + "\n")
+    stats = procs.get_json(app.admin + "/stats")
+    if stats is not None:
+        (d / "stats.json").write_text(json.dumps(stats))
+    bad = [r for r in results if r.get("status") != 200]
+    return f"{len(bad)} of {len(results)} probes failed: {bad[0].get('error') or bad[0].get('answer')}" if bad else None

@@ -124,7 +124,7 @@ def newest_mtime(paths):
 def build_if_stale(s, java_home):
     """Build when a jar is missing or older than any source or pom (tests are `make test`'s job)."""
     modules = ["remote-sleep"]
-    for app in s.apps:
+    for app in s.apps + (s.fanout_apps if "fanout" in s.scenarios else []):
         if MODULE_OF[app] not in modules:
             modules.append(MODULE_OF[app])
     stale = []

@@ -94,6 +94,7 @@ def start_run(s, m, cells, left_out):
         connections=" ".join(map(str, s.connections)), scenarios=" ".join(s.scenarios),
         slow_clients=s.slow_clients, slow_rate=s.slow_rate, slow_bytes=s.raw["SLOW_BYTES"],
         loadgens=" ".join(s.loadgens), rate=s.rate, repeat=s.repeat,
+        fanout=" ".join(map(str, s.fanout)), fanout_ms=s.fanout_ms, fanout_apps=" ".join(s.fanout_apps),
         duration_s=s.duration_s, sleep_ms=s.sleep_ms, wrk_timeout_s=s.wrk_timeout_s, warmup_s=s.warmup_s,
         java_opts=s.raw["JAVA_OPTS"], app_args=s.raw["APP_ARGS"], app_cds="on" if m.java_major >= 19 else "off",
         **facts, left_out="; ".join(left_out))

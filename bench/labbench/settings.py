@@ -19,6 +19,9 @@ DEFAULTS = {
     "SLOW_CLIENTS": "10",      # slow-* scenarios: how many slow clients run beside wrk
     "SLOW_RATE": "1000",       # bytes per second each slow client sends or reads
     "SLOW_BYTES": "",          # bytes each slow client sends or reads; empty = the scenario's default
+    "FANOUT": "1 10 100",      # SCENARIO=fanout: the N of GET /fanout?n=N timed one request at a time
+    "FANOUT_MS": "300",        # SCENARIO=fanout: each of the N remote calls' delay (ms)
+    "FANOUT_APPS": "",         # SCENARIO=fanout: the fan-out apps; empty = all of them
     "LOADGEN": "wrk",          # wrk (closed loop) and/or vegeta (open loop at RATE req/s), eg, "wrk vegeta"
     "RATE": "50",              # vegeta's constant arrival rate, requests per second
     "REPEAT": "1",             # rounds of the whole matrix; figures are then medians with min–max
@@ -41,11 +44,18 @@ DEFAULTS = {
 KNOWN_APPS = ["sync-servlet", "sync-mvc", "async-servlet", "async-mvc", "nio-servlet", "webflux"]
 KNOWN_CONTAINERS = ["jetty", "tomcat", "netty"]
 KNOWN_LOADGENS = ["wrk", "vegeta"]
+# SCENARIO=fanout runs these instead of APPS: one request, N remote calls (GET /fanout).
+KNOWN_FANOUT_APPS = ["fanout-sequential", "fanout-pool", "fanout-common-pool", "fanout-virtual", "fanout-async",
+                     "fanout-webflux", "fanout-fire-and-forget", "fanout-coroutines-blocking",
+                     "fanout-coroutines-suspending", "fanout-flow-blocking", "fanout-flow-suspending"]
+# Under load, every fan-out request makes this many calls (the issue's "throughput at N = 10").
+FANOUT_LOAD_N = 10
 # Which module's jar serves each app id.
 MODULE_OF = {
     "sync-servlet": "sync-servlet", "sync-mvc": "sync-servlet",
     "async-servlet": "async-servlet", "async-mvc": "async-servlet",
     "nio-servlet": "nio-servlet", "webflux": "webflux-app",
+    **{app: "fanout-kotlin" if "corout" in app or "flow" in app else "fanout-app" for app in KNOWN_FANOUT_APPS},
 }
 # Thread-per-request apps: at most `threads` requests in flight on a platform pool, so their
 # Little's-law bound is min(connections, threads) / sleep, and requests beyond the pool queue
@@ -59,6 +69,7 @@ SCENARIOS = {
     "call": None,
     "slow-upload": ("upload", 4096),
     "slow-download": ("download", 16777216),
+    "fanout": None,            # the fan-out apps instead of APPS: one request, N calls (GET /fanout)
 }
 
 
@@ -81,6 +92,9 @@ class Settings:
     loadgens: List[str]
     rate: int
     repeat: int
+    fanout: List[int]
+    fanout_ms: int
+    fanout_apps: List[str]
     duration: str
     duration_s: int
     warmup: str
@@ -129,6 +143,9 @@ Settings (current value):
   SLOW_CLIENTS={v['SLOW_CLIENTS']}  SLOW_RATE={v['SLOW_RATE']}  SLOW_BYTES={v['SLOW_BYTES'] or '(default)'}
         slow-* scenarios: slow clients beside wrk, bytes/s each, bytes each
         (default SLOW_BYTES: slow-upload {SCENARIOS['slow-upload'][1]}, slow-download {SCENARIOS['slow-download'][1]})
+  FANOUT="{v['FANOUT']}"  FANOUT_MS={v['FANOUT_MS']}  FANOUT_APPS="{v['FANOUT_APPS'] or '(all)'}"
+        SCENARIO=fanout: each fan-out app timed one request at a time for each N (GET /fanout?n=N&ms=FANOUT_MS),
+        then under wrk's load with N = {FANOUT_LOAD_N}; apps: {' '.join(KNOWN_FANOUT_APPS)}
   LOADGEN="{v['LOADGEN']}"              known: {' '.join(KNOWN_LOADGENS)}: wrk = closed loop (-t x -c), vegeta = open loop
   RATE={v['RATE']}                      vegeta's constant arrival rate, req/s (latency from the intended send time)
   REPEAT={v['REPEAT']}                     rounds of the whole matrix; every figure is then a median with its min–max
@@ -146,6 +163,7 @@ Examples:
   APP_ARGS="--client-max-connections 16" APPS=webflux ./bench.sh   # the 2021 write-up's trap
   LOADGEN="wrk vegeta" RATE=50 THREADS=1 WRK_THREADS=10 ./bench.sh  # closed- and open-loop latency side by side
   REPEAT=3 ./bench.sh                                 # medians with min–max: what `make compare` judges noise by
+  SCENARIO=fanout CONTAINERS=tomcat THREADS=1 WRK_THREADS=10 ./bench.sh   # one request, many calls
   make bench DURATION=30s && make compare A=results/<older stamp> B=results/latest"""
 
 
@@ -235,6 +253,13 @@ def parse(environ):
     slow_bytes = None
     if v["SLOW_BYTES"]:
         slow_bytes = count("SLOW_BYTES", v["SLOW_BYTES"], " (or empty: the scenario's default)")
+    fanout = counts("FANOUT", v["FANOUT"])
+    if max(fanout) > 1000:
+        raise UsageError(f"FANOUT: {max(fanout)} calls per request is more than the apps take (1..1000)")
+    if not (re.fullmatch(r"[0-9]{1,5}", v["FANOUT_MS"]) and int(v["FANOUT_MS"]) <= 60000):
+        raise UsageError(f"FANOUT_MS: '{v['FANOUT_MS']}' is not an integer in 0..60000")
+    fanout_apps = known("FANOUT_APPS", v["FANOUT_APPS"] or " ".join(KNOWN_FANOUT_APPS), KNOWN_FANOUT_APPS,
+                        "fan-out app")
     loadgens = known("LOADGEN", v["LOADGEN"], KNOWN_LOADGENS, "load generator")
     rate = count("RATE", v["RATE"])
     repeat = count("REPEAT", v["REPEAT"])
@@ -243,7 +268,8 @@ def parse(environ):
     return Settings(
         raw=v, apps=apps, containers=containers, threads=threads, wrk_threads=wrk_threads,
         connections=connections, scenarios=scenarios, slow_clients=slow_clients, slow_rate=slow_rate,
-        slow_bytes=slow_bytes, loadgens=loadgens, rate=rate, repeat=repeat, duration=v["DURATION"], duration_s=duration_s, warmup=v["WARMUP"],
+        slow_bytes=slow_bytes, loadgens=loadgens, rate=rate, repeat=repeat, fanout=fanout,
+        fanout_ms=int(v["FANOUT_MS"]), fanout_apps=fanout_apps, duration=v["DURATION"], duration_s=duration_s, warmup=v["WARMUP"],
         warmup_s=seconds_of(v["WARMUP"]), wrk_timeout=wrk_timeout, wrk_timeout_s=seconds_of(wrk_timeout),
         sleep_ms=int(v["SLEEP_MS"]), remote_port=ports["REMOTE_PORT"], app_port=ports["APP_PORT"],
         admin_port=ports["ADMIN_PORT"], results_dir=v["RESULTS_DIR"], start_timeout=start_timeout,
