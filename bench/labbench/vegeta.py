@@ -91,39 +91,3 @@ def epoch_s(stamp):
     hms, _, frac = clock.partition(".")
     whole = datetime.strptime(f"{day}T{hms}", "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc).timestamp()
     return whole + (float(f"0.{frac}") if frac else 0.0)
-
-
-def epoch_s(stamp):
-    """vegeta's RFC 3339 timestamp with nanoseconds -> seconds (datetime keeps only microseconds)."""
-    day, _, rest = stamp.partition("T")
-    clock = rest.rstrip("Z")
-    for sign in "+-":
-        if sign in clock:
-            raise ValueError(f"vegeta timestamp not in UTC: {stamp}")
-    hms, _, frac = clock.partition(".")
-    whole = datetime.strptime(f"{day}T{hms}", "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc).timestamp()
-    return whole + (float(f"0.{frac}") if frac else 0.0)
-
-
-def fields(cell_dir):
-    """The cell's open-loop figures for results.json (empty when vegeta did not run)."""
-    try:
-        report = json.loads((cell_dir / "vegeta.json").read_text())
-        summary = json.loads((cell_dir / "vegeta-summary.json").read_text())
-    except (OSError, ValueError):
-        return {}
-    lat = report.get("latencies", {})
-
-    def ms(key):
-        return None if key not in lat else round(lat[key] / 1e6, 1)
-    return {
-        "ol_requests": report.get("requests"),
-        "ol_rate": round(report.get("rate", 0.0), 2),             # sent per second (offered)
-        # Successes per second of the attack (vegeta's own "throughput" also divides by the wait
-        # for the last answers, ~1 s here, so it reads ~17 % low for a 5 s attack on a perfect server).
-        "ol_served_rps": round(report.get("requests", 0) * report.get("success", 0.0)
-                               / (report.get("duration", 0) / 1e9), 2) if report.get("duration") else None,
-        "ol_success_pct": round(100.0 * report.get("success", 0.0), 1),
-        "ol_p50_ms": ms("50th"), "ol_p90_ms": ms("90th"), "ol_p99_ms": ms("99th"), "ol_max_ms": ms("max"),
-        "ol_timeouts": summary["timeouts"], "ol_other_errors": summary["other_errors"],
-    }
