@@ -90,7 +90,8 @@ end
 --     steady = C * (n - C) / (sum(last C) - sum(first C)) = C / (mean time between a connection's
 --     responses). Connection set-up and the unfinished last request fall outside the spans.
 --   * otherwise (a starved model: most connections never answered twice) the responses came one
---     after another: steady = (n - 1) / (last - first).
+--     after another: steady = (n - 1) / (last - first). (bench/report.py falls back to wrk's req/s when
+--     that reads more than 1.5x it: the answers came in a burst, not one after another.)
 local ffi = require("ffi")
 ffi.cdef[[
 typedef struct { long tv_sec; long tv_nsec; } lab_timespec;
