@@ -190,6 +190,19 @@ class FanoutTest(unittest.TestCase):
         self.assertEqual(report.probe_text(faf), "answered in 9.0 ms; its 10 calls ended after 1.240 s")
 
 
+class SteadyTest(unittest.TestCase):
+    def wrk(self, requests, steady, how):
+        return report.wrk_fields({"duration_us": 10e6, "requests": requests, "steady_rps": steady, "steady_how": how,
+                                  "errors": dict.fromkeys(("connect", "read", "write", "status", "timeout"), 0),
+                                  "latency_us": dict.fromkeys(("mean", "p50", "p90", "p99", "max"), 1)}, 10)
+
+    def test_answers_let_out_in_one_burst_read_as_wrk_req_per_s(self):
+        self.assertEqual((10.0, "answers bunched together: wrk's req/s"),
+                         tuple(self.wrk(100, 2661.4, "first to last response")[k] for k in ("steady_rps", "steady_how")))
+        self.assertEqual(1.0, self.wrk(9, 1.0, "first to last response")["steady_rps"])      # 1-thread sync: kept
+        self.assertEqual(99.8, self.wrk(900, 99.8, "per-connection spans")["steady_rps"])
+
+
 class RoundsTest(unittest.TestCase):
     def test_repeats_become_a_median_with_its_range_and_failed_rounds_are_left_out(self):
         base = {"scenario": "call", "loadgen": "wrk", "app": "webflux", "container": "tomcat", "threads": 1,
