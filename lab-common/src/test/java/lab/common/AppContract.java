@@ -10,7 +10,6 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.URI;
-import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
@@ -19,22 +18,15 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
-
-import lab.remote.RemoteSleep;
 
 /**
  * The tests every app module runs, for each of its apps on both servlet containers (and webflux
@@ -44,9 +36,8 @@ import lab.remote.RemoteSleep;
  * well under 1.5 s when it does not; with one carrier under virtual threads (v1), every app,
  * blocking or not, takes well under 1.5 s.
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
-public abstract class AppContract {
+public abstract class AppContract extends RemoteFixture {
 
     private final List<String> apps;
     private final Endpoint.Factory factory;
@@ -61,24 +52,6 @@ public abstract class AppContract {
         this.apps = apps;
         this.factory = factory;
         this.blocking = blocking;
-    }
-
-    private RemoteSleep remote;
-    private ExecutorService clientPool;
-    private HttpClient http;
-
-    @BeforeAll
-    void startRemote() throws Exception {
-        remote = RemoteSleep.start("127.0.0.1", 0, 1000);
-        clientPool = Executors.newFixedThreadPool(4);
-        http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).executor(clientPool)
-                .connectTimeout(Duration.ofSeconds(5)).build();
-    }
-
-    @AfterAll
-    void stopRemote() throws Exception {
-        remote.close();
-        clientPool.shutdownNow();
     }
 
     /** Every app on both servlet containers, and webflux on Netty too. */
@@ -99,10 +72,6 @@ public abstract class AppContract {
         List<String> containers = new ArrayList<>(LabConfig.CONTAINERS);
         if (LabConfig.NETTY_APPS.contains(app)) containers.add(LabConfig.NETTY);
         return containers;
-    }
-
-    private URI remoteUri() {
-        return URI.create("http://127.0.0.1:" + remote.port());
     }
 
     private Launcher start(LabConfig config) throws Exception {

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.net.URI;
-import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
@@ -13,22 +12,15 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
-
-import lab.remote.RemoteSleep;
 
 /**
  * The tests every fan-out module runs ({@code GET /fanout?n=N&ms=M}, not {@code /call}, so not
@@ -36,9 +28,8 @@ import lab.remote.RemoteSleep;
  * the model says, as a relation with wide margins (2 s one after another, 0.2 s all at once);
  * bad n / ms is 400 and the server lives on; bad flags exit 2; the README names every app.
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
-public abstract class FanoutContract {
+public abstract class FanoutContract extends RemoteFixture {
 
     /**
      * One relation: {@code app} with K = {@code pool}, C = {@code concurrency} answers 10 calls of
@@ -59,28 +50,6 @@ public abstract class FanoutContract {
         this.apps = apps;
         this.factory = factory;
         this.cases = cases;
-    }
-
-    private RemoteSleep remote;
-    private ExecutorService clientPool;
-    private HttpClient http;
-
-    @BeforeAll
-    void startRemote() throws Exception {
-        remote = RemoteSleep.start("127.0.0.1", 0, 1000);
-        clientPool = Executors.newFixedThreadPool(2);
-        http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).executor(clientPool)
-                .connectTimeout(Duration.ofSeconds(5)).build();
-    }
-
-    @AfterAll
-    void stopRemote() throws Exception {
-        remote.close();
-        clientPool.shutdownNow();
-    }
-
-    protected URI remoteUri() {
-        return URI.create("http://127.0.0.1:" + remote.port());
     }
 
     /** One container thread: whatever runs in parallel, runs somewhere else. */

@@ -23,15 +23,11 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
-import lab.remote.RemoteSleep;
 
 /**
  * Where Servlet 3.1 matters: slow clients. With one container thread, two raw-socket clients
@@ -42,9 +38,8 @@ import lab.remote.RemoteSleep;
  * it does not (Servlet 3.1 listeners, WebFlux), it answers within 1 s. Also: {@code bytes=N}
  * answers the text and exactly N filler bytes, and a bad {@code bytes} is a 400.
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
-public abstract class SlowClientContract {
+public abstract class SlowClientContract extends RemoteFixture {
 
     /**
      * A download the server cannot hand to the kernel and its own buffers at once, with a wide
@@ -81,30 +76,12 @@ public abstract class SlowClientContract {
         this.bodies = bodies;
     }
 
-    private RemoteSleep remote;
-    private ExecutorService clientPool;
-    private HttpClient http;
-
-    @BeforeAll
-    void startRemote() throws Exception {
-        remote = RemoteSleep.start("127.0.0.1", 0, 1000);
-        clientPool = Executors.newFixedThreadPool(2);
-        http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).executor(clientPool)
-                .connectTimeout(Duration.ofSeconds(5)).build();
-    }
-
-    @AfterAll
-    void stopRemote() throws Exception {
-        remote.close();
-        clientPool.shutdownNow();
-    }
-
     Stream<Arguments> cells() {
         return apps.stream().flatMap(app -> LabConfig.CONTAINERS.stream().map(c -> Arguments.of(app, c)));
     }
 
     private Launcher start(String app, String container) throws Exception {
-        return Launcher.start(LabConfig.forTest(app, container, 1, URI.create("http://127.0.0.1:" + remote.port())), factory);
+        return Launcher.start(LabConfig.forTest(app, container, 1, remoteUri()), factory);
     }
 
     private CompletableFuture<HttpResponse<String>> get(Launcher lab, String query) {
