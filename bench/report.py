@@ -197,7 +197,7 @@ def slow_fields(kv, d):
 # What a busy application thread waits for, from the frames /stats' busyThreads shows (its top
 # frames first): a blocking read of a request body, a blocking write of a response, the remote.
 STUCK_KINDS = (
-    ("waiting for the remote", re.compile(r"HttpClient|Remote\.call", re.I)),
+    ("waiting for the remote", re.compile(r"HttpClient|ClientHttpRequest|Remote\.call", re.I)),
     ("writing a response", re.compile(r"write|flush|Blocker|Output", re.I)),
     ("reading a request body", re.compile(r"read|fill|InputStream|Content", re.I)),
 )
@@ -214,7 +214,10 @@ def stuck_summary(busy):
         name, _, rest = line.partition(" ")
         frames = rest.partition(" in ")[2] or rest
         kind = next((k for k, pattern in STUCK_KINDS if pattern.search(frames.split(" ... ")[0])), None)
-        kind = kind or rest.split(" ")[0].lower()          # the thread state, eg, runnable
+        state = rest.split(" ")[0]
+        if state == "RUNNABLE":                               # busy working, not waiting on anyone
+            kind = "running (not blocked)"
+        kind = kind or state.lower()
         groups.setdefault(kind, []).append(name)
     if not groups:
         return "none"
@@ -510,7 +513,7 @@ def summary_line(rec):
     return ", ".join(parts)
 
 
-def group_tables(w, cells, apps, containers, calibration, sleep_s, columns, values, heading=None):
+def group_tables(w, cells, apps, containers, calibration, sleep_s, columns, values, heading=None, annotate=None):
     """One table per pool size x wrk setting: apps as rows, `columns` per container side by side
     (`values(cell)` gives their texts); a FAILED or SKIPPED cell gets a note under its table."""
     by_key = {(c["app"], c["container"], c["threads"], c["wrk_threads"], c["connections"]): c for c in cells}
@@ -553,6 +556,8 @@ def group_tables(w, cells, apps, containers, calibration, sleep_s, columns, valu
                     notes.append(f"{app} on {ct}: {c['status']}")
                 else:
                     row += "".join(f" {v} |" for v in values(c))
+                    if annotate and annotate(c):
+                        notes.append(f"{app} on {ct}: {annotate(c)}")
             w(row + "\n")
         for note in notes:
             w(f"\n- {note}")
@@ -720,12 +725,12 @@ def markdown(run):
         w(f"During each cell {f_int(example.get('slow_clients'))} clients {what} "
           f"{f_int(example.get('slow_bytes'))} bytes at {f_int(example.get('slow_rate'))} bytes/s each "
           f"(bench/slowclients.py), started before wrk and still running when it stops; wrk sends the "
-          f"same normal `GET /call` traffic as in the tables above. **req/s**, **% of ceiling**, "
+          f"same normal `GET /call` traffic as in the tables above. **steady req/s**, **% of ceiling**, "
           f"**p99** and **errors** are wrk's normal traffic (its ceiling is the same calibration, "
           f"without slow clients); **slow B/s**, **slow done** and **slow err.** are what the slow "
           f"clients measured (slow.json: bytes_per_s, completed, errors); **handler** and "
           f"**client** count the app's threads that ran application code and handled the remote's "
-          f"answer; **stuck on** is `/stats`' busyThreads read the moment wrk stopped: which of those "
+          f"answer. Under each table, **stuck on** is `/stats`' busyThreads read the moment wrk stopped: which of those "
           f"threads was blocked, and on what ({'a blocking read of a trickled request body' if scenario == 'slow-upload' else 'a blocking write to a client that reads slowly'}, "
           f"or the remote call); *none* means no thread was held.\n\n"
           f"How to read it: a model that {'reads bodies' if scenario == 'slow-upload' else 'writes bodies'} "
@@ -733,17 +738,20 @@ def markdown(run):
           f"clients do; one that blocks gives each slow client a thread for as long as it takes, so with "
           f"fewer threads than slow clients the normal traffic queues behind them (a few % of the ceiling, "
           f"errors or a p99 of many seconds). With more threads than slow clients (eg, 200 threads for "
-          f"{f_int(example.get('slow_clients'))} clients) every model copes: the pool hides the problem "
-          f"until slow clients outnumber threads. Where a blocking model still answers normal traffic, "
-          f"look at *stuck on*: the thread it lost is named there.\n")
+          f"{f_int(example.get('slow_clients'))} clients) a model that gives each slow client one of its "
+          f"pool threads copes: the pool hides the problem until slow clients outnumber threads. One that "
+          f"makes them share a small pool of another kind does not, however large the container's pool: "
+          f"`async-servlet` writes its answers from the HTTP client's callback threads (`client-N`, "
+          f"`--client-executor-threads`, 2 by default), so two slow readers stop every answer. *stuck on* "
+          f"names the threads a model lost, and what they wait for.\n")
         group_tables(w, slow, apps, containers, calibration, sleep_s,
                      ["steady req/s", "% of ceiling", "p99", "errors", "slow B/s", "slow done", "slow err.",
-                      "handler", "client", "stuck on (busyThreads when wrk stopped)"],
+                      "handler", "client"],
                      lambda c: [f_rps(throughput(c)), ranged(c, "pct_of_ceiling", f_pct), ranged(c, "p99_ms", f_lat),
                                 f_int(error_total(c)), f_bytes_per_s(c.get("slow_bytes_per_s")),
                                 f_int(c.get("slow_completed")), f_int(slow_error_total(c)),
-                                f_int(c.get("handler_threads")), f_int(c.get("client_threads")),
-                                c.get("stuck") or "—"])
+                                f_int(c.get("handler_threads")), f_int(c.get("client_threads"))],
+                     annotate=lambda c: f"stuck on — {c['stuck']}" if c.get("stuck") else None)
 
     open_loop_section(w, cells, apps, containers, calibration, meta)
     fanout_section(w, cells, containers, calibration, meta)
