@@ -676,6 +676,7 @@ def plateau(cells):
 def knee_lines(run):
     """One line per sweep variant: its knee with why and what saturated, or how far it held."""
     cores = run["meta"].get("cores") or 2
+    cal = {c["connections"]: c for c in run["meta"]["calibration"] if c["loadgen"] == "wrk"}
     lines = []
     for _v, label, cells in sweep_variants(run):
         ran = [c for c in cells if not skipped(c)]
@@ -689,6 +690,11 @@ def knee_lines(run):
         else:
             sat = "; ".join(k["saturated"]) or f"no recorded resource ({cpu_text(k['cell'])})"
             text = f"{label}: knee at {k['level']} connections ({', '.join(k['why'])}); saturated: {sat}"
+            c = cal.get(k["level"]) or {}
+            cal_errors = (error_total(c) or 0) + (c.get("timeouts") or 0)
+            if cal_errors:
+                text += (f" (the calibration had {cal_errors} errors at this level too: the machine's limit, "
+                         f"not only the model's)")
         p = plateau(cells)
         if p:
             text += (f"; past {pool_threads(ran[0])} connections it stays at {p[0]:.1f}–{p[1]:.1f} req/s "
@@ -715,9 +721,12 @@ def memory_per_1000(cells):
         return None
     lo, hi = ok[0], ok[-1]
     d_in = in_flight(hi) - in_flight(lo)
-    row = {"lo": lo, "hi": hi, "in_lo": in_flight(lo), "in_hi": in_flight(hi), "mb_per_1000": None}
+    d_mb = hi["peak_rss_mb"] - lo["peak_rss_mb"]
+    row = {"lo": lo, "hi": hi, "in_lo": in_flight(lo), "in_hi": in_flight(hi), "mb_per_1000": None,
+           # The same per connection: a pool-capped app holds the rest queued (socket, parsed request).
+           "mb_per_1000_conns": round(1000.0 * d_mb / (hi["connections"] - lo["connections"]), 1)}
     if d_in > 0:
-        row["mb_per_1000"] = round(1000.0 * (hi["peak_rss_mb"] - lo["peak_rss_mb"]) / d_in, 1)
+        row["mb_per_1000"] = round(1000.0 * d_mb / d_in, 1)
     return row
 
 
@@ -762,7 +771,9 @@ def sweep_section(w, run, chart_names):
       "/ (requests in flight there − there) × 1,000, with requests in flight from the app's own count "
       "(`/stats` maxInFlight). The fixed cost of a JVM drops out; what stays is what each waiting "
       "request costs: a platform thread's stack and the objects of its request, or a virtual thread's "
-      "stack on the heap, or a parked callback.\n")
+      "stack on the heap, or a parked callback. **per 1,000 connections** divides by the connections "
+      "instead: the same for a model that holds every connection's request in flight, and for a "
+      "pool-capped one it also counts the connections queued for a thread.\n")
     w("- Latency: wrk's **p99**, measured from when it sent (closed loop): past the knee requests queue "
       "in the app, and p99 grows towards the window.\n")
 
@@ -779,19 +790,19 @@ def sweep_section(w, run, chart_names):
             "ceiling.\n")
 
     w("\n### Memory per 1,000 in-flight requests\n\n")
-    w("| variant | levels | in flight | peak RSS | MB per 1,000 in flight | peak OS threads |\n"
-      "|---|---|---|---|---:|---|\n")
+    w("| variant | levels | in flight | peak RSS | MB per 1,000 in flight | MB per 1,000 connections "
+      "| peak OS threads |\n|---|---|---|---|---:|---:|---|\n")
     for _v, label, cells in variants:
         m = memory_per_1000(cells)
         if m is None:
             status = next((c["status"] for c in cells if c["status"] != "ok"), "fewer than two levels ran")
-            w(f"| {label} | — | — | — | — | {status} |\n")
+            w(f"| {label} | — | — | — | — | — | {status} |\n")
             continue
         lo, hi = m["lo"], m["hi"]
         per = (f"{m['mb_per_1000']:.1f}" if m["mb_per_1000"] is not None
                else f"— (in flight capped at {m['in_hi']} by its pool)")
         w(f"| {label} | {lo['connections']} → {hi['connections']} | {m['in_lo']} → {m['in_hi']} | "
-          f"{lo['peak_rss_mb']:.0f} → {hi['peak_rss_mb']:.0f} MB | {per} | "
+          f"{lo['peak_rss_mb']:.0f} → {hi['peak_rss_mb']:.0f} MB | {per} | {m['mb_per_1000_conns']:.1f} | "
           f"{f_int(lo.get('peak_os_threads'))} → {f_int(hi.get('peak_os_threads'))} |\n")
 
     w("\n### Every level, per variant\n")
