@@ -97,6 +97,12 @@ class LimitsTest(unittest.TestCase):
         self.assertTrue(any("accept queue 4096" in n and "somaxconn" in n for n in p.notes), p.notes)
         self.assertEqual(limits.plan(1000, machine()).notes, [])          # nothing to say at 1,000
 
+    def test_thread_ids_for_a_pool_as_large_as_the_level(self):
+        limits.plan(10000, machine(root=True, pid_max=32768), max_threads=10000)   # this machine: fits
+        with self.assertRaises(UsageError) as e:
+            limits.plan(10000, machine(root=True, pid_max=10000), max_threads=10000)
+        self.assertIn("kernel.pid_max 10000", str(e.exception))
+
     def test_proc_status_fields(self):
         text = "Name:\tjava\nVmPeak:\t 9 kB\nVmRSS:\t  123456 kB\nThreads:\t42\n"
         self.assertEqual(status_fields(text), (123456, 42))

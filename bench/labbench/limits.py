@@ -20,6 +20,8 @@ from .settings import UsageError
 FD_MARGIN = 1024
 # Ports besides the largest level's own: TIME_WAIT left by the previous cell and the warm-up.
 PORT_MARGIN = 1000
+# Thread ids besides the app's pool: the JVM's own threads, wrk, remote-sleep, the rest of the box.
+THREAD_MARGIN = 2000
 
 
 @dataclass
@@ -31,6 +33,8 @@ class Machine:
     root: bool
     ports: Tuple[int, int]     # net.ipv4.ip_local_port_range
     somaxconn: int             # net.core.somaxconn: caps every accept queue
+    pid_max: int = 4194304     # kernel.pid_max: every thread takes an id, machine-wide
+    threads_max: int = 1 << 20  # kernel.threads-max
 
 
 @dataclass
@@ -61,7 +65,9 @@ def read():
     return Machine(soft=big if soft == resource.RLIM_INFINITY else soft,
                    hard=big if hard == resource.RLIM_INFINITY else hard,
                    nr_open=read_int("/proc/sys/fs/nr_open", 1048576), root=os.geteuid() == 0, ports=lo_hi,
-                   somaxconn=read_int("/proc/sys/net/core/somaxconn", 4096))
+                   somaxconn=read_int("/proc/sys/net/core/somaxconn", 4096),
+                   pid_max=read_int("/proc/sys/kernel/pid_max", 4194304),
+                   threads_max=read_int("/proc/sys/kernel/threads-max", 1 << 20))
 
 
 def fds_needed(connections):
@@ -69,10 +75,17 @@ def fds_needed(connections):
     return 2 * connections + FD_MARGIN
 
 
-def plan(max_conns, m, accept_queue=8192):
-    """How this machine holds `max_conns` connections: a Plan, or UsageError saying which
-    limit is too low and how to raise it."""
+def plan(max_conns, m, accept_queue=8192, max_threads=0):
+    """How this machine holds `max_conns` connections (and an app of `max_threads` platform
+    threads, the sweep's `conns` variant): a Plan, or UsageError saying which limit is too low
+    and how to raise it."""
     notes = []
+    threads_limit = min(m.pid_max, m.threads_max)
+    if max_threads + THREAD_MARGIN > threads_limit:
+        raise UsageError(
+            f"an app with {max_threads} platform threads (+ {THREAD_MARGIN} for everything else running) "
+            f"needs more thread ids than kernel.pid_max {m.pid_max} / kernel.threads-max {m.threads_max} "
+            f"allow; raise them (`sysctl -w kernel.pid_max={4 * (max_threads + THREAD_MARGIN)}`) or lower the level")
     need = fds_needed(max_conns)
     new_limit = None
     if need > m.hard:

@@ -55,7 +55,8 @@ def main(argv):
             raise UsageError("no cell to run: " + "; ".join(left_out))
         # The largest level against the machine's limits, before anything starts (exit 2 when
         # it cannot be held); as root, ulimit -n is raised here for us and every child.
-        limit_plan = limits.plan(max(s.connections), limits.read())
+        pools = [int(c.threads) for c in cells if c.threads.isdigit()]
+        limit_plan = limits.plan(max(s.connections), limits.read(), max_threads=max(pools, default=0))
         limits.apply(limit_plan)
     except UsageError as e:
         print(f"ERROR: {e}", file=sys.stderr)
