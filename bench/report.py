@@ -371,7 +371,8 @@ def ceilings_of(calibration):
             if c["status"] == "ok" and c["loadgen"] == "wrk"}
 
 
-CELL_KEY = ("scenario", "loadgen", "app", "container", "threads", "wrk_threads", "connections")
+# variant: two sweep variants can meet in one cell (sync-servlet:200 and :conns at 200 connections).
+CELL_KEY = ("scenario", "loadgen", "app", "container", "threads", "wrk_threads", "connections", "variant")
 # What REPEAT reports as a median with its min–max; everything else is the median round's.
 ROUND_METRICS = ("requests", "rps", "steady_rps", "pct_of_ceiling", "ceiling_rps", "latency_avg_ms", "p50_ms",
                  "p90_ms", "p99_ms", "max_ms", "timeouts", "slow_2s", "unfinished", "max_in_flight",
