@@ -172,7 +172,7 @@ def raw_values(environ):
 
 def usage(environ):
     v = raw_values(environ)
-    return f"""Usage: ./bench.sh [--help]      (settings are environment variables)
+    return f"""Usage: ./bench.sh [sweep] [--help]      (settings are environment variables)
 
 Runs wrk against every app x container x pool size x wrk setting (x scenario) and writes
 $RESULTS_DIR/<UTC stamp>/results.{{md,json,csv}} (+ raw wrk output and server logs).
