@@ -775,8 +775,10 @@ def sweep_section(w, run, chart_names):
       "stack on the heap, or a parked callback. **per 1,000 connections** divides by the connections "
       "instead: the same for a model that holds every connection's request in flight, and for a "
       "pool-capped one it also counts the connections queued for a thread.\n")
-    w("- Latency: wrk's **p99**, measured from when it sent (closed loop): past the knee requests queue "
-      "in the app, and p99 grows towards the window.\n")
+    w("- **in flight**: the most requests the app held in application code at once (`/stats` maxInFlight); "
+      "**unfinished**: requests still in flight or queued for a pool thread when wrk stopped (a pool-capped "
+      "app holds the rest of its connections in its queue). Latency: wrk's **p99**, measured from when it "
+      "sent (closed loop): past the knee requests queue in the app, and p99 grows towards the window.\n")
 
     w("\n### Knee per variant\n\n")
     for line in knee_lines(run):
@@ -807,8 +809,8 @@ def sweep_section(w, run, chart_names):
           f"{f_int(lo.get('peak_os_threads'))} → {f_int(hi.get('peak_os_threads'))} |\n")
 
     w("\n### Every level, per variant\n")
-    cols = ["connections", "ceiling", "steady req/s", "% of ceiling", "p99", "errors", "app CPU s", "CPU ms/req",
-            "peak RSS MB", "peak thr.", "box CPU", "app", "wrk", "remote", "saturated"]
+    cols = ["connections", "ceiling", "steady req/s", "% of ceiling", "p99", "errors", "in flight", "unfinished",
+            "app CPU s", "CPU ms/req", "peak RSS MB", "peak thr.", "box CPU", "app", "wrk", "remote", "saturated"]
     for _v, label, cells in variants:
         w(f"\n#### {label}\n\n")
         w("|" + "".join(f" {h} |" for h in cols) + "\n|" + "---:|" * (len(cols) - 1) + "---|\n")
@@ -820,7 +822,8 @@ def sweep_section(w, run, chart_names):
                 continue
             errors = (error_total(c) or 0) + (c.get("timeouts") or 0)
             w(f"| {c['connections']} | {ceiling_text} | {f_rps(throughput(c))} | {f_pct(c.get('pct_of_ceiling'))} | "
-              f"{f_lat(c.get('p99_ms'))} | {errors} | {f_cores(c.get('cpu_app_s'))} | "
+              f"{f_lat(c.get('p99_ms'))} | {errors} | {f_int(c.get('max_in_flight'))} | {f_int(c.get('unfinished'))} | "
+              f"{f_cores(c.get('cpu_app_s'))} | "
               f"{f_cores(c.get('cpu_ms_per_request'))} | "
               f"{f_mb(c.get('peak_rss_mb'))} | "
               f"{f_int(c.get('peak_os_threads'))} | "
