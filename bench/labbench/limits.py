@@ -94,7 +94,8 @@ def plan(max_conns, m, accept_queue=8192, max_threads=0):
                 f"{max_conns} connections need ~{need} file descriptors in the app (2 per connection: "
                 f"the incoming one and its call to remote-sleep, + {FD_MARGIN} for the JVM), above "
                 f"ulimit -n's hard limit {m.hard}; raise it as root (`ulimit -Hn {need}` in the shell "
-                f"that runs the bench, or a nofile line in /etc/security/limits.conf) or lower the level")
+                f"that runs the bench, or a nofile line in /etc/security/limits.conf) or keep every level "
+                f"<= {max_level(m.hard)}")
         if need > m.nr_open:
             raise UsageError(
                 f"{max_conns} connections need ~{need} file descriptors in the app, above fs.nr_open "
@@ -124,12 +125,23 @@ def plan(max_conns, m, accept_queue=8192, max_threads=0):
     return Plan(need, new_limit, notes)
 
 
-def apply(p):
-    """Raise ulimit -n as planned (root): for us and every child we start."""
+def max_level(hard):
+    """The largest level a hard ulimit -n holds."""
+    return (hard - FD_MARGIN) // 2
+
+
+def apply(p, hard=None):
+    """Raise ulimit -n as planned (root): for us and every child we start. Root without
+    CAP_SYS_RESOURCE (eg, in a container) may not raise a hard limit: then say what to do."""
     if p.new_limit is None:
         return
     try:
         resource.setrlimit(resource.RLIMIT_NOFILE, (p.new_limit, p.new_limit))
     except (ValueError, OSError) as e:
-        raise UsageError(f"could not raise ulimit -n to {p.new_limit} ({e}); raise it in the shell "
-                         f"(`ulimit -Hn {p.new_limit}; ulimit -n {p.new_limit}`) or lower the level")
+        hard = hard if hard is not None else resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+        raise UsageError(f"the app needs ~{p.new_limit} file descriptors at this level (2 per connection + "
+                         f"{FD_MARGIN}), above ulimit -n's hard limit {hard}, and raising it failed ({e}: root "
+                         f"without CAP_SYS_RESOURCE, eg, in a container); start the bench where the hard limit "
+                         f"is higher (a privileged `ulimit -Hn {p.new_limit}`, a nofile line in "
+                         f"/etc/security/limits.conf, or the container's nofile ulimit), or keep every level "
+                         f"<= {max_level(hard)}")
