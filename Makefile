@@ -39,7 +39,7 @@ help: ## list the targets (this text)
 bench: ## run the wrk matrix (default: the 76-cell matrix, ~17 min) into results/<UTC stamp>/
 	./bench.sh
 
-sweep: ## how far each model scales: 7 variants x 100..10,000 connections, resources, knee, charts (~20 min)
+sweep: ## how far each model scales: 7 variants x 100..10,000 connections, resources, knee, charts (~11 min)
 	./bench.sh sweep
 
 compare: ## compare two runs as a Markdown table: make compare A=results/<stamp> B=results/latest

@@ -98,7 +98,7 @@ def draw(run, out_dir):
             ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:,.0f}" if y >= 10 else f"{y:g}"))
         ax.set_ylabel(ylabel)
         ax.set_title(f"{titles[name]}\n{subtitle}", fontsize=10)
-        ax.legend(fontsize=8, loc="upper left")
+        ax.legend(fontsize=8, loc="upper left" if name == "sweep-throughput" else "best")
         for ext in ("png", "svg"):
             path = out_dir / f"{name}.{ext}"
             # No timestamps in the files: the same figures draw the same bytes.

@@ -713,20 +713,37 @@ def in_flight(c):
     return min(c["connections"], n) if c.get("thread_per_request") and n else c["connections"]
 
 
-def memory_per_1000(cells):
-    """Peak RSS per 1,000 requests in flight, from two levels of one variant: the lowest and the
-    highest that ran ok (the slope between them, so the JVM's fixed cost drops out). A dict, or
-    None when fewer than two levels ran or the in-flight count did not grow (a capped pool)."""
+def memory_levels(variants):
+    """The two levels the memory table compares every variant at: the lowest, and the highest
+    at which every variant that ran has an ok cell (so each row compares the same load), or
+    None for the latter when no level above the lowest is common."""
+    ran = [cells for _v, _l, cells in variants if any(c["status"] == "ok" for c in cells)]
+    if not ran:
+        return None, None
+    levels = sorted({c["connections"] for cells in ran for c in cells})
+    common = [lvl for lvl in levels if all(any(c["connections"] == lvl and c["status"] == "ok" for c in cells)
+                                           for cells in ran)]
+    return levels[0], (common[-1] if len(common) > 1 else None)
+
+
+def memory_per_1000(cells, hi_level=None):
+    """Peak RSS per 1,000 requests in flight, from two levels of one variant: the lowest and
+    `hi_level` (default: the highest that ran ok); the slope between them, so the JVM's fixed
+    cost drops out. A dict, or None when fewer than two levels ran; its mb_per_1000 is None
+    when the in-flight count did not grow with the level (a pool-capped app)."""
     ok = [c for c in cells if c["status"] == "ok" and c.get("peak_rss_mb") is not None]
+    if hi_level is not None:
+        ok = [c for c in ok if c["connections"] <= hi_level]
     if len(ok) < 2:
         return None
     lo, hi = ok[0], ok[-1]
     d_in = in_flight(hi) - in_flight(lo)
+    capped = hi.get("thread_per_request") and pool_threads(hi) and hi["connections"] > pool_threads(hi)
     d_mb = hi["peak_rss_mb"] - lo["peak_rss_mb"]
     row = {"lo": lo, "hi": hi, "in_lo": in_flight(lo), "in_hi": in_flight(hi), "mb_per_1000": None,
            # The same per connection: a pool-capped app holds the rest queued (socket, parsed request).
            "mb_per_1000_conns": round(1000.0 * d_mb / (hi["connections"] - lo["connections"]), 1)}
-    if d_in > 0:
+    if d_in > 0 and not capped:
         row["mb_per_1000"] = round(1000.0 * d_mb / d_in, 1)
     return row
 
@@ -793,17 +810,21 @@ def sweep_section(w, run, chart_names):
             "ceiling.\n")
 
     w("\n### Memory per 1,000 in-flight requests\n\n")
+    _lo_level, hi_level = memory_levels(variants)
+    if hi_level is not None:
+        w(f"Every row compares the same two levels: the lowest and {hi_level}, the highest at which every "
+          f"variant ran.\n\n")
     w("| variant | levels | in flight | peak RSS | MB per 1,000 in flight | MB per 1,000 connections "
       "| peak OS threads |\n|---|---|---|---|---:|---:|---|\n")
     for _v, label, cells in variants:
-        m = memory_per_1000(cells)
+        m = memory_per_1000(cells, hi_level)
         if m is None:
             status = next((c["status"] for c in cells if c["status"] != "ok"), "fewer than two levels ran")
             w(f"| {label} | — | — | — | — | — | {status} |\n")
             continue
         lo, hi = m["lo"], m["hi"]
         per = (f"{m['mb_per_1000']:.1f}" if m["mb_per_1000"] is not None
-               else f"— (in flight capped at {m['in_hi']} by its pool)")
+               else f"— (in flight capped at {pool_threads(hi)} by its pool)")
         w(f"| {label} | {lo['connections']} → {hi['connections']} | {m['in_lo']} → {m['in_hi']} | "
           f"{lo['peak_rss_mb']:.0f} → {hi['peak_rss_mb']:.0f} MB | {per} | {m['mb_per_1000_conns']:.1f} | "
           f"{f_int(lo.get('peak_os_threads'))} → {f_int(hi.get('peak_os_threads'))} |\n")
