@@ -6,10 +6,11 @@ SHELL := /bin/bash
 # bench.sh reads its settings from the environment; these pass through from make, eg,
 #   make bench THREADS="1 8 200" APPS=webflux DURATION=30s
 #   make bench SCENARIO="call slow-upload" SLOW_CLIENTS=20 APPS="sync-servlet nio-servlet"
+#   make sweep SWEEP="100 1000 5000" SWEEP_VARIANTS="sync-servlet:200 async-servlet:1"
 # (an empty or unset one keeps bench.sh's default; `./bench.sh --help` describes each).
 BENCH_VARS := APPS CONTAINERS THREADS WRK_THREADS CONNECTIONS SCENARIO SLOW_CLIENTS SLOW_RATE \
               SLOW_BYTES FANOUT FANOUT_MS FANOUT_APPS LOADGEN RATE REPEAT DURATION SLEEP_MS WRK_TIMEOUT WARMUP REMOTE_PORT APP_PORT ADMIN_PORT \
-              RESULTS_DIR START_TIMEOUT JAVA_OPTS APP_ARGS
+              RESULTS_DIR START_TIMEOUT JAVA_OPTS APP_ARGS SWEEP SWEEP_VARIANTS SWEEP_CONTAINER
 export $(BENCH_VARS)
 
 # Maven runs with the JDK bench.sh uses: $JAVA_HOME, else the newest JDK >= 21 installed.
@@ -28,7 +29,7 @@ need_tools = missing=""; for t in $(1); do command -v $$t >/dev/null || missing=
 	  fi; \
 	fi
 
-.PHONY: help bench compare test build clean
+.PHONY: help bench sweep compare test build clean
 
 help: ## list the targets (this text)
 	@echo "Usage: make <target> [VAR=value ...]"
@@ -37,6 +38,9 @@ help: ## list the targets (this text)
 
 bench: ## run the wrk matrix (default: the 76-cell matrix, ~17 min) into results/<UTC stamp>/
 	./bench.sh
+
+sweep: ## how far each model scales: 7 variants x 100..10,000 connections, resources, knee, charts (~11 min)
+	./bench.sh sweep
 
 compare: ## compare two runs as a Markdown table: make compare A=results/<stamp> B=results/latest
 	@python3 bench/compare.py "$(A)" "$(B)"

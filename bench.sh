@@ -14,10 +14,12 @@
 #      Lua hook that writes JSON, and reads /stats at once;
 #   4. rewrites results.json / .md / .csv after every cell, so Ctrl-C keeps finished cells.
 #
-# USAGE: ./bench.sh [--help]
+# USAGE: ./bench.sh [sweep] [--help]
 #        Every setting is an environment variable (see --help, or bench/labbench/settings.py);
 #        `make bench VAR=value ...` passes them through. eg,
 #        THREADS="1 8 200" ./bench.sh          APPS=webflux CONTAINERS="tomcat netty" ./bench.sh
+#        ./bench.sh sweep (make sweep): each model from 100 to 10,000 connections instead of the
+#        matrix, with the app's CPU, memory and threads per level, each model's knee, and charts.
 #
 # REQUIREMENTS: Linux, python3 (3.9+, standard library only), a JDK 17+ (bench/java-home.sh picks
 #   the newest >= 21), Maven for the build, and wrk (installed with apt-get when missing and run

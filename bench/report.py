@@ -12,8 +12,10 @@ Ctrl-C. Python 3 standard library only; labbench imports it and calls update().
 
 Usage: bench/report.py RUN_DIR [--summary CELL_DIR]
   --summary  also print a one-line summary of that cell or calibration cell (for progress lines)
+  (without it, a sweep run's charts are drawn again too, with .tools/venv's matplotlib)
 """
 import csv
+import subprocess
 import io
 import re
 import json
@@ -299,6 +301,14 @@ def cell_record(d, ceilings):
     })
     rec.update(cpu_fields(kv, duration_s))
     cpu_app_s = num(kv.get("cpu_app_s"))
+    rss_kb = num(kv.get("peak_rss_kb"), int)
+    rec.update({
+        "variant": kv.get("variant") or None,             # the sweep's variant (app@container:threads)
+        "cpu_app_s": cpu_app_s,
+        # Sampled from /proc/PID/status every 0.25 s while wrk ran (bench/labbench/procs.py Sampler).
+        "peak_rss_mb": None if rss_kb is None else round(rss_kb / 1024.0, 1),
+        "peak_os_threads": num(kv.get("peak_os_threads"), int),
+    })
     rec["cpu_ms_per_request"] = (round(1000.0 * cpu_app_s / rec["requests"], 2)
                                  if cpu_app_s is not None and rec.get("requests") else None)
     rec["fanout_n"] = num(kv.get("fanout_n"), int)
@@ -346,6 +356,15 @@ def load_run(run_dir):
     for key in ("wrk_threads", "connections"):
         if key in meta:
             meta[key] = [int(v) for v in meta[key]]
+    if meta.get("mode") == "sweep":
+        meta["sweep"] = [int(v) for v in meta.get("sweep", "").split()]
+        meta["sweep_variants"] = meta.get("sweep_variants", "").split()
+    labels = {k[len("variant_label."):]: meta.pop(k) for k in list(meta) if k.startswith("variant_label.")}
+    if labels:
+        meta["variant_labels"] = labels
+    for key in ("fds_needed", "cores"):
+        if key in meta:
+            meta[key] = num(meta[key], int)
     if "threads" in meta:
         meta["threads"] = [threads_value(v) for v in meta["threads"]]
     meta["calibration"] = calibration
@@ -362,11 +381,13 @@ def ceilings_of(calibration):
             if c["status"] == "ok" and c["loadgen"] == "wrk"}
 
 
-CELL_KEY = ("scenario", "loadgen", "app", "container", "threads", "wrk_threads", "connections")
+# variant: two sweep variants can meet in one cell (sync-servlet:200 and :conns at 200 connections).
+CELL_KEY = ("scenario", "loadgen", "app", "container", "threads", "wrk_threads", "connections", "variant")
 # What REPEAT reports as a median with its min–max; everything else is the median round's.
 ROUND_METRICS = ("requests", "rps", "steady_rps", "pct_of_ceiling", "ceiling_rps", "latency_avg_ms", "p50_ms",
                  "p90_ms", "p99_ms", "max_ms", "timeouts", "slow_2s", "unfinished", "max_in_flight",
-                 "handler_threads", "client_threads", "peak_threads", "cpu_box_pct", "cpu_app_cores",
+                 "handler_threads", "client_threads", "peak_threads", "peak_rss_mb", "peak_os_threads",
+                 "cpu_ms_per_request", "cpu_app_s", "cpu_box_pct", "cpu_app_cores",
                  "cpu_remote_cores", "cpu_wrk_cores", "slow_bytes_per_s", "slow_completed",
                  "ol_served_rps", "ol_success_pct", "ol_p50_ms", "ol_p90_ms", "ol_p99_ms", "ol_max_ms",
                  "ol_timeouts")
@@ -510,6 +531,9 @@ def summary_line(rec):
         parts.append(f"slow clients {f_bytes_per_s(rec.get('slow_bytes_per_s'))}, "
                      f"{f_int(rec.get('slow_completed'))} completed, {f_int(slow_error_total(rec))} errors")
     parts.append(f"CPU {rec.get('cpu_box_pct')} %")
+    if rec.get("peak_rss_mb") is not None:
+        parts.append(f"app peak RSS {rec['peak_rss_mb']:.0f} MB, {f_int(rec.get('peak_os_threads'))} OS threads, "
+                     f"{f_cores(rec.get('cpu_ms_per_request'))} CPU ms/req")
     return ", ".join(parts)
 
 
@@ -565,7 +589,284 @@ def group_tables(w, cells, apps, containers, calibration, sleep_s, columns, valu
             w("\n")
 
 
-def markdown(run):
+# ---------------------------------------------------------------- the sweep: knee, resources, memory
+
+KNEE_PCT = 95.0        # a level holds when its steady req/s is >= this % of its ceiling, without errors
+BUSY = 0.9             # a CPU counts as saturated at >= 90 % of what it can use (the box: >= 95 %)
+
+
+def sweep_variants(run):
+    """[(variant id, label, its cells sorted by level)] in the run's order."""
+    meta = run["meta"]
+    labels = meta.get("variant_labels") or {}
+    ids = meta.get("sweep_variants") or list(dict.fromkeys(c["variant"] for c in run["cells"] if c.get("variant")))
+    out = []
+    for v in ids:
+        cells = sorted((c for c in run["cells"] if c.get("variant") == v), key=lambda c: c["connections"] or 0)
+        out.append((v, labels.get(v, v), cells))
+    return out
+
+
+def pool_threads(c):
+    """The N a cell's pool has: 200 for 200, 1 for v1 (carriers), None for none."""
+    t = c.get("threads")
+    if isinstance(t, int):
+        return t
+    return int(t[1:]) if isinstance(t, str) and t[1:].isdigit() else None
+
+
+def not_held(c):
+    """Why a sweep cell does not hold its level ([] when it does): FAILED, below KNEE_PCT % of
+    its ceiling, or errors (wrk's connect/read/write/status errors and timeouts)."""
+    if c["status"] != "ok":
+        return [c["status"]]
+    why = []
+    pct = c.get("pct_of_ceiling")
+    if pct is None:
+        why.append("no ceiling to compare with")
+    elif pct < KNEE_PCT:
+        why.append(f"{pct:.1f} % of the ceiling")
+    errors = (error_total(c) or 0) + (c.get("timeouts") or 0)
+    if errors:
+        why.append(f"{errors} error{'s' if errors != 1 else ''}")
+    return why
+
+
+def saturated(c, cores=2):
+    """What saturated in a cell, from its pool and CPU columns: a list of short texts, empty when
+    no recorded resource did. The pool: a thread-per-request app's Little's-law bound below the
+    ceiling. The box: >= 95 % of all cores busy (wrk, app and remote-sleep share them). The app:
+    its CPU near the N threads that may run its code (when N < cores). wrk: near its -t."""
+    found = []
+    bound, ceiling = c.get("bound_rps"), c.get("ceiling_rps")
+    n = pool_threads(c)
+    if c.get("thread_per_request") and bound and ceiling and bound < BUSY * ceiling:
+        found.append(f"the pool ({n} threads: at most {n} requests in flight, {bound:g} req/s by Little's law)")
+    box = c.get("cpu_box_pct")
+    if box is not None and box >= 95:
+        found.append(f"box CPU {box:.0f} %")
+    app = c.get("cpu_app_cores")
+    if app is not None and n and n < cores and app >= BUSY * n:
+        found.append(f"app CPU {app:.2f} cores for its {n} thread{'s' if n != 1 else ''}")
+    wrk = c.get("cpu_wrk_cores")
+    if wrk is not None and c.get("wrk_threads") and wrk >= BUSY * c["wrk_threads"]:
+        found.append(f"wrk CPU {wrk:.2f} cores for -t{c['wrk_threads']}")
+    return found
+
+
+def f_mb(x):
+    return "—" if x is None else f"{x:.0f}"
+
+
+def cpu_text(c):
+    return (f"box CPU {c.get('cpu_box_pct')} %, app {f_cores(c.get('cpu_app_cores'))} cores, "
+            f"wrk {f_cores(c.get('cpu_wrk_cores'))}, remote-sleep {f_cores(c.get('cpu_remote_cores'))}")
+
+
+def knee(cells, cores=2):
+    """The first level of a variant's cells (sorted by level) that does not hold, as
+    {"level", "why", "saturated", "cell"}; None when every level held. SKIPPED cells are no
+    level at all."""
+    for c in cells:
+        if skipped(c):
+            continue
+        why = not_held(c)
+        if why:
+            return {"level": c["connections"], "why": why, "saturated": saturated(c, cores), "cell": c}
+    return None
+
+
+def plateau(cells):
+    """A thread-per-request variant's req/s at the levels past its pool: (min, max, from level)."""
+    past = [c for c in cells if c["status"] == "ok" and c.get("thread_per_request")
+            and pool_threads(c) and c["connections"] > pool_threads(c) and throughput(c) is not None]
+    if not past:
+        return None
+    rates = [throughput(c) for c in past]
+    return min(rates), max(rates), past[0]["connections"]
+
+
+def knee_lines(run):
+    """One line per sweep variant: its knee with why and what saturated, or how far it held."""
+    cores = run["meta"].get("cores") or 2
+    cal = {c["connections"]: c for c in run["meta"]["calibration"] if c["loadgen"] == "wrk"}
+    lines = []
+    for _v, label, cells in sweep_variants(run):
+        ran = [c for c in cells if not skipped(c)]
+        if not ran:
+            lines.append(f"{label}: SKIPPED ({cells[0]['status'][len('SKIPPED: '):] if cells else 'no cell'})")
+            continue
+        k = knee(cells, cores)
+        if k is None:
+            text = (f"{label}: no knee up to {ran[-1]['connections']} connections (>= {KNEE_PCT:g} % of the "
+                    f"ceiling, no errors, at every level; at {ran[-1]['connections']}: {cpu_text(ran[-1])})")
+        else:
+            sat = "; ".join(k["saturated"]) or f"no recorded resource ({cpu_text(k['cell'])})"
+            text = f"{label}: knee at {k['level']} connections ({', '.join(k['why'])}); saturated: {sat}"
+            c = cal.get(k["level"]) or {}
+            cal_errors = (error_total(c) or 0) + (c.get("timeouts") or 0)
+            if cal_errors:
+                text += (f" (the calibration had {cal_errors} errors at this level too: the machine's limit, "
+                         f"not only the model's)")
+        p = plateau(cells)
+        if p:
+            text += (f"; past {pool_threads(ran[0])} connections it stays at {p[0]:.1f}–{p[1]:.1f} req/s "
+                     f"(from {p[2]} on)")
+        lines.append(text)
+    return lines
+
+
+def in_flight(c):
+    """Requests a cell held in flight: the app's own peak count (/stats maxInFlight), else the
+    Little's-law figure min(connections, pool) for thread-per-request, connections for the rest."""
+    if c.get("max_in_flight") is not None:
+        return c["max_in_flight"]
+    n = pool_threads(c)
+    return min(c["connections"], n) if c.get("thread_per_request") and n else c["connections"]
+
+
+def memory_levels(variants):
+    """The two levels the memory table compares every variant at: the lowest, and the highest
+    at which every variant that ran has an ok cell (so each row compares the same load), or
+    None for the latter when no level above the lowest is common."""
+    ran = [cells for _v, _l, cells in variants if any(c["status"] == "ok" for c in cells)]
+    if not ran:
+        return None, None
+    levels = sorted({c["connections"] for cells in ran for c in cells})
+    common = [lvl for lvl in levels if all(any(c["connections"] == lvl and c["status"] == "ok" for c in cells)
+                                           for cells in ran)]
+    return levels[0], (common[-1] if len(common) > 1 else None)
+
+
+def memory_per_1000(cells, hi_level=None):
+    """Peak RSS per 1,000 requests in flight, from two levels of one variant: the lowest and
+    `hi_level` (default: the highest that ran ok); the slope between them, so the JVM's fixed
+    cost drops out. A dict, or None when fewer than two levels ran; its mb_per_1000 is None
+    when the in-flight count did not grow with the level (a pool-capped app)."""
+    ok = [c for c in cells if c["status"] == "ok" and c.get("peak_rss_mb") is not None]
+    if hi_level is not None:
+        ok = [c for c in ok if c["connections"] <= hi_level]
+    if len(ok) < 2:
+        return None
+    lo, hi = ok[0], ok[-1]
+    d_in = in_flight(hi) - in_flight(lo)
+    capped = hi.get("thread_per_request") and pool_threads(hi) and hi["connections"] > pool_threads(hi)
+    d_mb = hi["peak_rss_mb"] - lo["peak_rss_mb"]
+    row = {"lo": lo, "hi": hi, "in_lo": in_flight(lo), "in_hi": in_flight(hi), "mb_per_1000": None,
+           # The same per connection: a pool-capped app holds the rest queued (socket, parsed request).
+           "mb_per_1000_conns": round(1000.0 * d_mb / (hi["connections"] - lo["connections"]), 1)}
+    if d_in > 0 and not capped:
+        row["mb_per_1000"] = round(1000.0 * d_mb / d_in, 1)
+    return row
+
+
+def sweep_section(w, run, chart_names):
+    meta = run["meta"]
+    cores = meta.get("cores") or 2
+    levels = meta.get("sweep") or []
+    variants = sweep_variants(run)
+    cal = {c["connections"]: c for c in meta["calibration"] if c["loadgen"] == "wrk"}
+    w("\n## How far does each model scale? (the sweep)\n\n")
+    w(f"Each variant ran at every level of `SWEEP` ({', '.join(map(str, levels))} connections; wrk "
+      f"-t{' -t'.join(map(str, meta.get('wrk_threads') or []))}, {meta.get('duration_s')} s per cell), on a "
+      f"fresh JVM per level warmed up at that level, with a calibration cell (wrk straight at remote-sleep) "
+      f"at every level.\n\n")
+    w("### How to read the sweep\n\n")
+    w(f"- **ceiling**: at each level, the calibration's steady req/s: what this box and this closed-loop "
+      f"window reach with no app in between. At high levels it falls below connections / 1 s even for "
+      f"remote-sleep: connection set-up and a full accept queue cost the first requests, and wrk, remote-sleep "
+      f"and the app share {cores} cores (lab-notes traps 13–15).\n")
+    w(f"- **knee**: the first level whose steady req/s is below {KNEE_PCT:g} % of *that level's* ceiling, or "
+      f"that had errors (wrk's connect/read/write/status errors and timeouts) or FAILED. Past it the model — "
+      f"or the machine — no longer keeps up. **saturated** names what ran out there, when a recorded "
+      f"resource did: **the pool** (a thread-per-request app holds one request per thread, so its "
+      f"Little's-law bound, threads / 1 s, is below the ceiling), **box CPU** ≥ 95 % (then the box, not "
+      f"the model, is the limit: wrk and remote-sleep need CPU too), **app CPU** within 10 % of the N "
+      f"threads that may run its code (N < cores), or **wrk CPU** near its -t. None named: the cause is "
+      f"elsewhere (connection set-up, the accept queue, GC pauses).\n")
+    w("- **app CPU s**: CPU seconds the app's JVM used during the measured window (utime + stime from "
+      "/proc/PID/stat, all its threads: request handling, the HTTP client, GC, JIT). **CPU ms/req**: that, "
+      "divided by the requests wrk counted: what one request costs this model (lower is cheaper; at a "
+      "saturated level it also includes the work of requests still in flight when wrk stopped).\n")
+    w("- **peak RSS**: the app's largest resident memory (VmRSS) sampled every 0.25 s over the window: "
+      "heap the GC has touched, thread stacks, metaspace, code, buffers — what the OS gives this process. "
+      "The JVM's heap is sized by the GC (the default max heap is 1/4 of RAM), so part of the growth is "
+      "garbage not yet collected: read differences between models, not the last MB. **peak thr.** the "
+      "largest number of OS threads (/proc/PID/status `Threads`: pool, selector, client, GC and compiler "
+      "threads; a virtual thread is not one, its carrier is).\n")
+    w("- **box / app / wrk / remote**: % of all cores busy over the window, and the cores each process "
+      "used (CPU seconds / duration). A box near 100 % means the load generator and the servers compete "
+      "for the CPU: the knee is then the machine's, not the model's.\n")
+    w("- **memory per 1,000 in-flight**: (peak RSS at the highest level that ran − peak RSS at the lowest) "
+      "/ (requests in flight there − there) × 1,000, with requests in flight from the app's own count "
+      "(`/stats` maxInFlight). The fixed cost of a JVM drops out; what stays is what each waiting "
+      "request costs: a platform thread's stack and the objects of its request, or a virtual thread's "
+      "stack on the heap, or a parked callback. **per 1,000 connections** divides by the connections "
+      "instead: the same for a model that holds every connection's request in flight, and for a "
+      "pool-capped one it also counts the connections queued for a thread.\n")
+    w("- **in flight**: the most requests the app held in application code at once (`/stats` maxInFlight); "
+      "**unfinished**: requests still in flight or queued for a pool thread when wrk stopped (a pool-capped "
+      "app holds the rest of its connections in its queue). Latency: wrk's **p99**, measured from when it "
+      "sent (closed loop): past the knee requests queue in the app, and p99 grows towards the window.\n")
+
+    w("\n### Knee per variant\n\n")
+    for line in knee_lines(run):
+        w(f"- {line}\n")
+
+    if chart_names:
+        w("\n### Charts\n\n")
+        for name, title in chart_names:
+            w(f"![{title}](charts/{name}.png)\n\n")
+        w("Each chart also as SVG: " + ", ".join(f"[{name}.svg](charts/{name}.svg)" for name, _ in chart_names)
+          + ". One line per variant, connections on a log scale; the throughput chart's dashed line is the "
+            "ceiling.\n")
+
+    w("\n### Memory per 1,000 in-flight requests\n\n")
+    _lo_level, hi_level = memory_levels(variants)
+    if hi_level is not None:
+        w(f"Every row compares the same two levels: the lowest and {hi_level}, the highest at which every "
+          f"variant ran.\n\n")
+    w("| variant | levels | in flight | peak RSS | MB per 1,000 in flight | MB per 1,000 connections "
+      "| peak OS threads |\n|---|---|---|---|---:|---:|---|\n")
+    for _v, label, cells in variants:
+        m = memory_per_1000(cells, hi_level)
+        if m is None:
+            status = next((c["status"] for c in cells if c["status"] != "ok"), "fewer than two levels ran")
+            w(f"| {label} | — | — | — | — | — | {status} |\n")
+            continue
+        lo, hi = m["lo"], m["hi"]
+        per = (f"{m['mb_per_1000']:.1f}" if m["mb_per_1000"] is not None
+               else f"— (in flight capped at {pool_threads(hi)} by its pool)")
+        w(f"| {label} | {lo['connections']} → {hi['connections']} | {m['in_lo']} → {m['in_hi']} | "
+          f"{lo['peak_rss_mb']:.0f} → {hi['peak_rss_mb']:.0f} MB | {per} | {m['mb_per_1000_conns']:.1f} | "
+          f"{f_int(lo.get('peak_os_threads'))} → {f_int(hi.get('peak_os_threads'))} |\n")
+
+    w("\n### Every level, per variant\n")
+    cols = ["connections", "ceiling", "steady req/s", "% of ceiling", "p99", "errors", "in flight", "unfinished",
+            "app CPU s", "CPU ms/req", "peak RSS MB", "peak thr.", "box CPU", "app", "wrk", "remote", "saturated"]
+    for _v, label, cells in variants:
+        w(f"\n#### {label}\n\n")
+        w("|" + "".join(f" {h} |" for h in cols) + "\n|" + "---:|" * (len(cols) - 1) + "---|\n")
+        for c in cells:
+            ceiling = cal.get(c["connections"])
+            ceiling_text = f_rps(throughput(ceiling)) if ceiling else "—"
+            if c["status"] != "ok":
+                w(f"| {c['connections']} | {ceiling_text} | {status_text(c)} |" + " |" * (len(cols) - 3) + "\n")
+                continue
+            errors = (error_total(c) or 0) + (c.get("timeouts") or 0)
+            w(f"| {c['connections']} | {ceiling_text} | {f_rps(throughput(c))} | {f_pct(c.get('pct_of_ceiling'))} | "
+              f"{f_lat(c.get('p99_ms'))} | {errors} | {f_int(c.get('max_in_flight'))} | {f_int(c.get('unfinished'))} | "
+              f"{f_cores(c.get('cpu_app_s'))} | "
+              f"{f_cores(c.get('cpu_ms_per_request'))} | "
+              f"{f_mb(c.get('peak_rss_mb'))} | "
+              f"{f_int(c.get('peak_os_threads'))} | "
+              f"{'—' if c.get('cpu_box_pct') is None else str(c['cpu_box_pct']) + ' %'} | "
+              f"{f_cores(c.get('cpu_app_cores'))} | {f_cores(c.get('cpu_wrk_cores'))} | "
+              f"{f_cores(c.get('cpu_remote_cores'))} | {'; '.join(saturated(c, cores)) or '—'} |\n")
+
+
+def markdown(run, charts=()):
+    """results.md; `charts`: the sweep's (name, title) charts drawn into charts/, to embed."""
     meta, cells = run["meta"], run["cells"]
     out = io.StringIO()
     w = out.write
@@ -600,6 +901,13 @@ def markdown(run):
              f"{meta.get('slow_clients')} clients, {meta.get('slow_rate')} bytes/s each, "
              f"{meta.get('slow_bytes') or 'the default'} bytes each (default: slow-upload 4096, slow-download 16777216)"),
         ]
+    if meta.get("mode") == "sweep":
+        labels = meta.get("variant_labels") or {}
+        rows += [
+            ("sweep levels (wrk -c)", " ".join(map(str, meta.get("sweep") or []))),
+            ("sweep variants", "; ".join(f"`{v}` ({labels.get(v, v)})" for v in meta.get("sweep_variants") or [])),
+            ("sweep container (variants without @container)", meta.get("sweep_container", "?")),
+        ]
     if meta.get("left_out"):
         rows.append(("left out of the matrix", meta["left_out"]))
     rows += [
@@ -616,12 +924,18 @@ def markdown(run):
         ("CPU", meta.get("cpu", "?")),
         ("OS", meta.get("os", "?")),
         ("ulimit -n / net.core.somaxconn", f"{meta.get('nofile', '?')} / {meta.get('somaxconn', '?')}"),
+        ("ephemeral ports (net.ipv4.ip_local_port_range) / cores", f"{meta.get('port_range', '?')} / {meta.get('cores', '?')}"),
         ("source", meta.get("git", "?")),
     ]
     if meta.get("wall_s") is not None and meta.get("measured_s"):
         rows.append(("run time", f"{meta['wall_s']} s wall for {meta['measured_s']} s measured in cells "
                                  f"(+ {meta.get('calibration_s')} s calibration): "
                                  f"{meta['wall_s'] / meta['measured_s']:.2f}×"))
+    if meta.get("fds_needed"):
+        rows.append(("file descriptors the app needs at the largest level", f"~{meta['fds_needed']} (2 per connection + 1024)"))
+    for note in (meta.get("limit_notes") or "").split(" | "):
+        if note:
+            rows.append(("limits", note))
     for k, v in rows:
         w(f"| {k} | {v} |\n")
     # The apps' startup lines, with the app id and pool size blanked so equal ones merge.
@@ -708,13 +1022,17 @@ def markdown(run):
         w("- **netty**: WebFlux on Reactor Netty, its pool size = its event-loop threads; the servlet "
           "apps do not run there.\n")
 
-    # The comparison tables: one per pool size x wrk setting, apps as rows, containers side by side.
-    w("\n## Results\n")
+    # The comparison tables: one per pool size x wrk setting, apps as rows, containers side by side;
+    # a sweep has its own (one per variant, levels as rows).
     wrk_cells = [c for c in cells if c.get("loadgen", "wrk") == "wrk"]
-    group_tables(w, [c for c in wrk_cells if c.get("scenario", "call") == "call"], apps, containers, calibration,
-                 sleep_s, ["req/s", "steady req/s", "% of ceiling", "p99", "> 2 s", "errors"],
-                 lambda c: [f_rps(c["rps"]), ranged(c, "steady_rps", f_rps), ranged(c, "pct_of_ceiling", f_pct),
-                            ranged(c, "p99_ms", f_lat), f_int(c["slow_2s"]), f_int(error_total(c))])
+    if meta.get("mode") == "sweep":
+        sweep_section(w, run, charts)
+    else:
+        w("\n## Results\n")
+        group_tables(w, [c for c in wrk_cells if c.get("scenario", "call") == "call"], apps, containers,
+                     calibration, sleep_s, ["req/s", "steady req/s", "% of ceiling", "p99", "> 2 s", "errors"],
+                     lambda c: [f_rps(c["rps"]), ranged(c, "steady_rps", f_rps), ranged(c, "pct_of_ceiling", f_pct),
+                                ranged(c, "p99_ms", f_lat), f_int(c["slow_2s"]), f_int(error_total(c))])
     for scenario in scenarios:
         if scenario in ("call", "fanout"):
             continue
@@ -762,8 +1080,8 @@ def markdown(run):
     w("| # |" + (" scenario |" if show_scenario else "") + " app | container | threads | wrk -t | -c | requests "
       "| req/s | steady | bound | ceiling | % ceil. "
       "| resp./conn. | avg | p50 | p90 | p99 | max | timeouts | > 2 s | errors c/r/w/s | unfinished | handler thr. "
-      "| client thr. | peak thr. | CPU box | CPU app | CPU wrk | app | status |\n")
-    w("|---:|" + ("---|" if show_scenario else "") + "---|---|" + "---:|" * 24 + "---|---|\n")
+      "| client thr. | peak thr. | peak RSS MB | CPU box | CPU app | CPU wrk | CPU ms/req | app | status |\n")
+    w("|---:|" + ("---|" if show_scenario else "") + "---|---|" + "---:|" * 26 + "---|---|\n")
     for c in sorted(wrk_cells, key=lambda c: c["index"] or 0):
         e = c.get("errors")
         errs = "/".join(str(e[k]) for k in ("connect", "read", "write", "status")) if e else "—"
@@ -776,10 +1094,10 @@ def markdown(run):
           f"{f_lat(c.get('p50_ms'))} | {f_lat(c.get('p90_ms'))} | {f_lat(c.get('p99_ms'))} | "
           f"{f_lat(c.get('max_ms'))} | {f_int(c.get('timeouts'))} | {f_int(c.get('slow_2s'))} | {errs} | "
           f"{f_int(c.get('unfinished'))} | {f_int(c.get('handler_threads'))} | "
-          f"{f_int(c.get('client_threads'))} | {f_int(c.get('peak_threads'))} | "
+          f"{f_int(c.get('client_threads'))} | {f_int(c.get('peak_threads'))} | {f_mb(c.get('peak_rss_mb'))} | "
           f"{'—' if c.get('cpu_box_pct') is None else str(c['cpu_box_pct']) + ' %'} | "
           f"{f_cores(c.get('cpu_app_cores'))} | {f_cores(c.get('cpu_wrk_cores'))} | "
-          f"{c.get('app_start') or '—'} | {status_text(c)} |\n")
+          f"{f_cores(c.get('cpu_ms_per_request'))} | {c.get('app_start') or '—'} | {status_text(c)} |\n")
 
     w("\n## Calibration (wrk straight at remote-sleep)\n\n")
     w("| wrk | requests | req/s | steady req/s | bound | % of bound (steady) | resp./conn. | p50 | p99 | max "
@@ -909,7 +1227,8 @@ CSV_FIELDS = [
     "p90_ms", "p99_ms", "max_ms", "timeouts", "slow_2s", "errors_connect", "errors_read",
     "errors_write", "errors_status", "unfinished", "max_in_flight", "handler_threads",
     "client_threads", "virtual_threads", "carrier_threads", "peak_threads", "cpu_box_pct", "cpu_app_cores",
-    "cpu_remote_cores", "cpu_wrk_cores", "cpu_ms_per_request", "stuck", *OL_KEYS, "slow_clients", "slow_bytes", "slow_rate", "side_load_exit", "slow_connected",
+    "cpu_remote_cores", "cpu_wrk_cores", "cpu_app_s", "cpu_ms_per_request", "peak_rss_mb", "peak_os_threads",
+    "variant", "stuck", *OL_KEYS, "slow_clients", "slow_bytes", "slow_rate", "side_load_exit", "slow_connected",
     "slow_bytes_moved", "slow_bytes_per_s", "slow_completed",
 ] + [f"slow_errors_{k}" for k in SLOW_ERRORS] + ["app_start", "status"]
 
@@ -935,14 +1254,42 @@ def write_atomically(path, text):
     os.replace(tmp, path)
 
 
-def update(run_dir, summary_dir=None):
-    """Rewrite results.json, .csv and .md of run_dir; with summary_dir (a cell or calibration
-    cell), return its one-line summary."""
+# The sweep's charts (bench/charts.py draws them): file name in charts/, title.
+CHARTS = [("sweep-throughput", "steady req/s vs connections, with the ceiling"),
+          ("sweep-p99", "p99 latency vs connections"),
+          ("sweep-rss", "peak RSS vs connections"),
+          ("sweep-cpu", "CPU ms per request vs connections")]
+ROOT = Path(__file__).resolve().parents[1]
+CHART_PYTHON = ROOT / ".tools" / "venv" / "bin" / "python"   # bench/tools/install.sh matplotlib
+
+
+def draw_charts(run_dir):
+    """Draw a sweep's charts into run_dir/charts/ with the venv's matplotlib (this file stays
+    standard-library only); a WARNING, not a failure, when they cannot be drawn."""
+    if not CHART_PYTHON.exists():
+        print("WARNING: no charts: matplotlib is not installed; run: bench/tools/install.sh matplotlib",
+              file=sys.stderr)
+        return
+    r = subprocess.run([str(CHART_PYTHON), str(ROOT / "bench" / "charts.py"), str(run_dir)],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+    print(r.stdout.rstrip() if r.returncode == 0 else f"WARNING: bench/charts.py failed:\n{r.stdout}",
+          file=sys.stdout if r.returncode == 0 else sys.stderr)
+
+
+def update(run_dir, summary_dir=None, charts=False):
+    """Rewrite results.json, .csv and .md of run_dir (with `charts`, a sweep's charts first, so
+    results.md embeds them); with summary_dir (a cell or calibration cell), return its one-line
+    summary. The charts take a few seconds: drawn only when asked (at the end of a run), never
+    between cells, where they would take CPU from the next one."""
     run_dir = Path(run_dir)
     run = load_run(run_dir)
     write_atomically(run_dir / "results.json", json.dumps(run, indent=2) + "\n")
     write_atomically(run_dir / "results.csv", csv_text(run))
-    write_atomically(run_dir / "results.md", markdown(run))
+    sweep = run["meta"].get("mode") == "sweep"
+    if charts and sweep and any(c["status"] == "ok" for c in run["cells"]):
+        draw_charts(run_dir)
+    drawn = [(n, title) for n, title in CHARTS if (run_dir / "charts" / f"{n}.png").exists()] if sweep else []
+    write_atomically(run_dir / "results.md", markdown(run, drawn))
     if summary_dir is None:
         return None
     d = Path(summary_dir)
@@ -962,7 +1309,7 @@ def main(argv):
     if not (run_dir / "meta.txt").exists():
         print(f"ERROR: {run_dir} is not a bench run directory (no meta.txt)", file=sys.stderr)
         return 2
-    summary = update(run_dir, argv[3] if len(argv) == 4 else None)
+    summary = update(run_dir, argv[3] if len(argv) == 4 else None, charts=len(argv) == 2)
     if summary is not None:
         print(summary)
     return 0

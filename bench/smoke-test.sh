@@ -7,10 +7,12 @@
 # with exit 143 and leaves nothing listening; runs async-servlet and sync-servlet on both
 # containers with 1 thread, 10 connections, 2 s cells and a 200 ms remote; then checks the files,
 # the JSON fields, the model (async >= 50 % of the ceiling, sync <= 2x its Little's-law bound,
-# 1 handler thread), `make compare`, and shellcheck when it is installed.
+# 1 handler thread), `make compare`, and shellcheck when it is installed. `make sweep` runs on a
+# tiny sweep (2 levels x 2 variants, 2 s cells): its tables, knee line and chart files.
 # Prints "N passed, M failed" last and exits 1 when anything failed.
 #
 # USAGE: bench/smoke-test.sh        (ports 19100-19102 by default; override with REMOTE_PORT etc.)
+#        bench/smoke-test.sh sweep  only the bad settings, the unit tests and the tiny sweep (~1 min)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -74,13 +76,46 @@ check "REPEAT=0" bad_setting REPEAT=0
 check "RATE=-5" bad_setting RATE=-5
 check "LOADGEN=foo" bad_setting LOADGEN=foo
 check "a matrix left with no cell (netty runs webflux only)" bad_setting APPS=sync-servlet CONTAINERS=netty
+check "SWEEP=0" bad_setting SWEEP=0
+check "SWEEP=abc" bad_setting SWEEP=abc
+# 2 file descriptors per connection: 2,001,024 is above fs.nr_open (1,048,576 by default), root or not.
+check "SWEEP with a level this machine cannot hold" bad_setting SWEEP_VARIANTS=async-servlet:1 SWEEP=1000000
+check "SWEEP_VARIANTS=nope:1" bad_setting SWEEP=100 SWEEP_VARIANTS=nope:1
 check "--help prints the usage and exits 0" bash -c './bench.sh --help | grep -q "^Usage: "'
 
 echo "== the Python side: byte-compiles, unit tests"
 check "every bench Python file compiles" \
     python3 -c 'import sys; [compile(open(f).read(), f, "exec") for f in sys.argv[1:]]' bench/*.py bench/labbench/*.py
-check "unit tests: bench/test_*.py (settings, matrix, rounds, report.py, compare's verdicts, slowclients.py)" \
+check "unit tests: bench/test_*.py (settings, matrix, rounds, report.py, compare's verdicts, slowclients.py, the sweep)" \
     env PYTHONPATH=bench python3 -m unittest discover -s bench -p 'test_*.py'
+
+echo "== make sweep on a tiny sweep (2 levels x 2 variants + 2 calibration cells, 2 s each, about 40 s)"
+check "make sweep runs the tiny sweep" env SWEEP="5 40" SWEEP_VARIANTS="sync-servlet:10 async-servlet:1" \
+    DURATION=2s SLEEP_MS=200 WARMUP=1s RESULTS_DIR="$TMP/sweep" make -s sweep
+cp "$TMP/check.out" "$TMP/sweep.out"
+grep -E '^(\[|== done|== knee|   [a-z-]+ jetty, )' "$TMP/sweep.out" | sed 's/^/       /'
+check "the knee line: sync-servlet with 10 threads bends at 40 connections, on its pool" \
+    grep -q '^   sync-servlet jetty, 10 threads: knee at 40 connections .*saturated: the pool' "$TMP/sweep.out"
+check "results.md has the sweep's tables, knee lines, memory table and charts" bash -c "
+    md='$TMP/sweep/latest/results.md'
+    grep -q '^## How far does each model scale? (the sweep)' \$md && grep -q '^### Knee per variant' \$md &&
+    grep -q '^- async-servlet jetty, 1 thread: ' \$md && grep -q '^### Memory per 1,000 in-flight requests' \$md &&
+    grep -q '^#### sync-servlet jetty, 10 threads' \$md && grep -q '(charts/sweep-throughput.png)' \$md"
+check "every sweep cell has its resource columns" python3 -c "
+import json; cells = json.load(open('$TMP/sweep/latest/results.json'))['cells']
+assert len(cells) == 4 and all(c['status'] == 'ok' for c in cells), [c['status'] for c in cells]
+for c in cells:
+    assert c['peak_rss_mb'] > 10 and c['peak_os_threads'] > 5 and c['cpu_app_s'] is not None, c
+    assert c['cpu_ms_per_request'] is not None and c['cpu_box_pct'] is not None and c['variant'], c"
+check "the chart files: 4 charts, PNG and SVG" bash -c "
+    for f in sweep-throughput sweep-p99 sweep-rss sweep-cpu; do
+        [[ -s '$TMP/sweep/latest/charts/'\$f.png && -s '$TMP/sweep/latest/charts/'\$f.svg ]] || { echo missing \$f; exit 1; }
+    done"
+if [[ ${1:-} == sweep ]]; then
+    echo "$PASSED passed, $FAILED failed"
+    ((FAILED == 0))
+    exit
+fi
 
 # sigterm_stops_the_run: TERM during the calibration cell must stop remote-sleep and wrk (exit
 # 143, the "stopped" line) and keep the run directory. A TERM, not a Ctrl-C: a background job

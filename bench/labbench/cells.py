@@ -28,6 +28,7 @@ class Cell:
     loadgen: str = "wrk"  # wrk (closed loop), vegeta (open loop at RATE), or probe (one request at a time)
     round: int = 1        # REPEAT: which round of the matrix
     path: str = "/call"   # what the load calls: /call, or /fanout?n=10&ms=M for SCENARIO=fanout
+    variant: str = ""     # the sweep: which variant (Variant.id) this level belongs to
 
     @property
     def pool_mode(self):
@@ -76,10 +77,24 @@ def left_out_because(app, container, threads):
     return None
 
 
+def sweep_plan(s):
+    """The sweep: for each variant, each SWEEP level (s.connections) with each wrk -t, in that
+    order; the variants' combinations were checked when SWEEP_VARIANTS was parsed."""
+    cells = []
+    for v in s.variants:
+        for conns in s.connections:
+            for wt in s.wrk_threads:
+                cells.append(Cell(len(cells) + 1, "call", v.app, v.container, v.threads_at(conns), wt, conns,
+                                  variant=v.id))
+    return cells, []
+
+
 def plan(s):
     """The cells in run order (round outermost: the whole matrix, then again, so drift spreads
     evenly over the rounds; then scenario, container, app, pool, connections, wrk threads, and
     vegeta's open-loop cell last), and one sentence per reason for the combinations left out."""
+    if s.mode == "sweep":
+        return sweep_plan(s)
     cells, left_out = [], {}
     for rnd in range(1, s.repeat + 1):
         for scenario in s.scenarios:
@@ -183,6 +198,10 @@ class App:
         slow clients is never reused: its queue and connections may be in any state."""
         if self.proc is None or self.key != cell.app_key or self.had_side_load or not procs.alive(self.proc):
             return False
+        if cell.variant:
+            # The sweep starts every level on a fresh JVM, warmed up at that level: its peak RSS
+            # and threads are then that level's alone, not what an earlier level left behind.
+            return False
         if cell.thread_per_request and self.last_conns > int(cell.threads):
             return False
         return procs.wait_drained(self.admin + "/stats", self.lab.s.sleep_ms // 1000 + 2)
@@ -256,6 +275,8 @@ def run_cell(lab, app, cell):
         container=cell.container, threads=cell.threads, wrk_threads=cell.wrk_threads, connections=cell.connections,
         duration_s=s.duration_s, sleep_ms=s.sleep_ms, thread_per_request=int(cell.thread_per_request),
         scenario=cell.scenario, pool_mode=cell.pool_mode)
+    if cell.variant:
+        put(record, variant=cell.variant)
     if cell.loadgen == "vegeta":
         put(record, rate=s.rate)
     if cell.scenario == "fanout":

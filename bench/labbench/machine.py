@@ -8,7 +8,6 @@ import re
 import resource
 import shutil
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,6 +30,7 @@ class Machine:
     nofile: str         # ulimit -n after raising it ("unlimited" or a number)
     hard_nofile: str
     vegeta: str = ""    # the pinned vegeta binary, when LOADGEN has vegeta
+    charts: str = ""    # the python of .tools/venv (matplotlib), for a sweep
 
 
 def check(s):
@@ -58,15 +58,22 @@ def check(s):
         if procs.port_open(port):
             raise Fatal(f"port {port} ({name}) is in use on 127.0.0.1: stop what holds it or set {name}")
 
-    nofile, hard = raise_nofile()
-    max_conns = max(s.connections)
-    if nofile != "unlimited" and int(nofile) < 2 * max_conns + 256:
-        print(f"WARNING: ulimit -n is {nofile}, too low for {max_conns} connections (app: 2 per request)",
-              file=sys.stderr)
+    nofile, hard = raise_nofile()      # limits.plan() has checked it against the largest level
 
     vegeta = ensure_vegeta() if "vegeta" in s.loadgens else ""
+    charts = ensure_matplotlib() if s.mode == "sweep" else ""
     build_if_stale(s, java_home)
-    return Machine(java, java_home, version, major, nofile, hard, vegeta)
+    return Machine(java, java_home, version, major, nofile, hard, vegeta, charts)
+
+
+def ensure_matplotlib():
+    """The sweep draws its charts with the pinned matplotlib in .tools/venv, installed once by
+    bench/tools/install.sh (which says what to do when python3-venv or pip is missing)."""
+    r = subprocess.run(["bench/tools/install.sh", "matplotlib"], stdout=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        raise Fatal("the sweep's charts need matplotlib in .tools/venv, which could not be installed (see above); "
+                    "fix that and run: bench/tools/install.sh matplotlib")
+    return r.stdout.strip()
 
 
 def ensure_vegeta():
@@ -179,5 +186,7 @@ def facts(s, m):
         "os": f"{os_name.group(1) if os_name else os.uname().sysname}, kernel {os.uname().release}",
         "nofile": m.nofile,
         "somaxconn": read("/proc/sys/net/core/somaxconn"),
+        "port_range": read("/proc/sys/net/ipv4/ip_local_port_range").replace("\t", "-").replace(" ", "-"),
+        "cores": len(os.sched_getaffinity(0)),
         "git": git,
     }

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import report                        # bench/report.py: bench/ is on sys.path (bench.sh sets it)
 
-from . import machine, procs, rundir
+from . import limits, machine, procs, rundir
 from .cells import App, Lab, calibrate, plan, run_cell
 from .machine import Fatal
 from .rundir import put
@@ -44,12 +44,20 @@ def main(argv):
         print(usage(os.environ))
         return 0
     try:
-        if argv:
-            raise UsageError(f"unknown argument '{argv[0]}' (settings are environment variables)")
-        s = parse(os.environ)
+        # The sweep: `./bench.sh sweep` (make sweep), or any run with SWEEP set.
+        mode = "sweep" if argv == ["sweep"] or os.environ.get("SWEEP") else "matrix"
+        if argv and argv != ["sweep"]:
+            raise UsageError(f"unknown argument '{argv[0]}' (settings are environment variables; "
+                             f"the only argument is `sweep`)")
+        s = parse(os.environ, mode)
         cells, left_out = plan(s)
         if not cells:
             raise UsageError("no cell to run: " + "; ".join(left_out))
+        # The largest level against the machine's limits, before anything starts (exit 2 when
+        # it cannot be held); as root, ulimit -n is raised here for us and every child.
+        pools = [int(c.threads) for c in cells if c.threads.isdigit()]
+        limit_plan = limits.plan(max(s.connections), limits.read(), max_threads=max(pools, default=0))
+        limits.apply(limit_plan)
     except UsageError as e:
         print(f"ERROR: {e}", file=sys.stderr)
         print(usage(os.environ), file=sys.stderr)
@@ -60,7 +68,7 @@ def main(argv):
     run_dir, rc = None, 0
     try:
         m = machine.check(s)
-        run_dir = start_run(s, m, cells, left_out)
+        run_dir = start_run(s, m, cells, left_out, limit_plan)
         rc = run(Lab(s, m, run_dir), cells)
     except Fatal as e:
         print(f"ERROR: {e}", file=sys.stderr)
@@ -76,7 +84,7 @@ def main(argv):
         procs.stop_all()
         if run_dir is not None:
             try:
-                report.update(run_dir)
+                report.update(run_dir, charts=True)        # a sweep's charts too, drawn once at the end
             except Exception as e:            # keep the exit code and the message below
                 print(f"WARNING: the reports were not rewritten: {e!r}", file=sys.stderr)
             if rc != 0:
@@ -84,11 +92,16 @@ def main(argv):
     return rc
 
 
-def start_run(s, m, cells, left_out):
+def start_run(s, m, cells, left_out, limit_plan):
     """The run directory with its meta.txt, and the environment printed; returns the directory."""
     run_dir, now = rundir.create(s.results_dir)
     facts = machine.facts(s, m)
     meta = run_dir / "meta.txt"
+    if s.mode == "sweep":
+        put(meta, mode="sweep", sweep=" ".join(map(str, s.connections)),
+            sweep_variants=" ".join(v.id for v in s.variants), sweep_container=s.raw["SWEEP_CONTAINER"],
+            **{f"variant_label.{v.id}": v.label for v in s.variants})
+    put(meta, fds_needed=limit_plan.need_fds, limit_notes=" | ".join(limit_plan.notes))
     put(meta, date=now.strftime("%Y-%m-%dT%H:%M:%SZ"), apps=" ".join(s.apps), containers=" ".join(s.containers),
         threads=" ".join(s.threads), wrk_threads=" ".join(map(str, s.wrk_threads)),
         connections=" ".join(map(str, s.connections)), scenarios=" ".join(s.scenarios),
@@ -104,10 +117,18 @@ def start_run(s, m, cells, left_out):
   versions:  Jetty {facts['jetty']}, Tomcat {facts['tomcat']}, Spring {facts['spring']}
   wrk:       {facts['wrk']}{f"; {facts['vegeta']} (open loop at {s.rate} req/s)" if facts['vegeta'] else ""}
   CPU, OS:   {facts['cpu']}; {facts['os']}
-  limits:    ulimit -n {m.nofile} (hard {m.hard_nofile}), somaxconn {facts['somaxconn']}
+  limits:    ulimit -n {m.nofile} (hard {m.hard_nofile}; the app needs ~{limit_plan.need_fds} at {max(s.connections)} connections), somaxconn {facts['somaxconn']}, ephemeral ports {facts['port_range']}
   ports:     remote {s.remote_port}, app {s.app_port}, admin {s.admin_port} on 127.0.0.1: free
   source:    {facts['git']}
   results:   {run_dir}""")
+    for note in limit_plan.notes:
+        print(f"== limits: {note}")
+    if s.mode == "sweep":
+        print(f"== sweep: {len(s.variants)} variants x {len(s.connections)} levels "
+              f"({' '.join(map(str, s.connections))} connections), wrk -t{' -t'.join(map(str, s.wrk_threads))}; "
+              f"a fresh app per level")
+        for v in s.variants:
+            print(f"   {v.id:28s} {v.label}")
     for sentence in left_out:
         print(f"== left out of the matrix: {sentence}")
     return run_dir
@@ -168,5 +189,9 @@ def run(lab, cells):
     counts = f"{failed} FAILED" + (f", {skipped} SKIPPED" if skipped else "")
     print(f"== done: {total} cells ({counts}) in {human_time(wall_s)}: {human_time(measured_s)} measured in cells"
           f" + {human_time(calibration_s)} calibration = {wall_s / measured_s if measured_s else 0:.2f}x the measured time")
+    if s.mode == "sweep":
+        print("== knee per variant (the first level below 95 % of its ceiling, or with errors):")
+        for line in report.knee_lines(report.load_run(run_dir)):
+            print(f"   {line}")
     print(f"   results: {run_dir}/results.md (also results.json, results.csv, cells/*/wrk.txt, logs/)")
     return 1 if failed else 0

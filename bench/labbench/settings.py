@@ -4,8 +4,9 @@ Every setting is checked here, before anything starts: a bad one is an ERROR + u
 The matrix is data: override any default from the environment, eg, THREADS="1 8 200" ./bench.sh
 (lists are space- or comma-separated); an empty or unset variable keeps its default.
 """
+import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import List, Optional
 
 # The defaults: the reference experiment.
@@ -36,6 +37,11 @@ DEFAULTS = {
     "START_TIMEOUT": "60",     # seconds a server may take to answer after its start
     "JAVA_OPTS": "",           # extra JVM flags for every server, eg, "-Xmx512m"
     "APP_ARGS": "",            # extra app flags, eg, "--client-max-connections 16"
+    # `make sweep` / `./bench.sh sweep` (or SWEEP set): a matrix of its own, see SWEEP_VARIANTS below.
+    "SWEEP": "100 500 1000 2000 5000 10000",   # the connection levels every sweep variant runs at
+    "SWEEP_VARIANTS": "sync-servlet:200 sync-servlet:conns sync-servlet:v1 async-servlet:1 nio-servlet:1 "
+                      "webflux:1 webflux@netty:1",
+    "SWEEP_CONTAINER": "jetty",  # the container of every variant without @container
 }
 # wrk's default --timeout is 2 s, and wrk 4 leaves every slower response out of all latency
 # figures (lab-notes trap 2). A response cannot take longer than the run, so a timeout of
@@ -71,6 +77,44 @@ SCENARIOS = {
     "slow-download": ("download", 16777216),
     "fanout": None,            # the fan-out apps instead of APPS: one request, N calls (GET /fanout)
 }
+
+
+# A sweep variant is app[@container]:threads, threads = N, vN, or "conns": a pool as large as
+# the level's connections (thread-per-request at any scale: what a platform thread per request costs).
+VARIANT = re.compile(r"([a-z-]+)(?:@([a-z]+))?:(conns|v?[0-9]+)")
+# Settings the sweep sets itself: it runs CONNECTIONS over SWEEP for each variant, the call scenario, wrk only.
+NOT_IN_SWEEP = {"APPS": "SWEEP_VARIANTS", "CONTAINERS": "SWEEP_CONTAINER or app@container in SWEEP_VARIANTS",
+                "THREADS": "SWEEP_VARIANTS", "CONNECTIONS": "SWEEP", "SCENARIO": "", "LOADGEN": "", "REPEAT": ""}
+# --threads takes at most this many (LabConfig.MAX_THREADS): the "conns" variant's largest level.
+MAX_APP_THREADS = 10000
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One row of the sweep: an app on a container with a pool, run at every SWEEP level."""
+    app: str
+    container: str
+    threads: str              # "200", "v1", or "conns" (= the level's connections)
+
+    @property
+    def id(self):
+        return f"{self.app}@{self.container}:{self.threads}"
+
+    def threads_at(self, level):
+        return str(level) if self.threads == "conns" else self.threads
+
+    @property
+    def label(self):
+        """eg, "sync-servlet jetty, 200 threads", "webflux netty, 1 event loop"."""
+        if self.threads == "conns":
+            pool = "threads = connections"
+        elif is_virtual(self.threads):
+            pool = f"{self.threads} (virtual threads on {self.threads[1:]} carrier{'s' if self.threads != 'v1' else ''})"
+        elif self.container == "netty":
+            pool = f"{self.threads} event loop{'s' if self.threads != '1' else ''}"
+        else:
+            pool = f"{self.threads} thread{'s' if self.threads != '1' else ''}"
+        return f"{self.app} {self.container}, {pool}"
 
 
 class UsageError(Exception):
@@ -109,6 +153,8 @@ class Settings:
     start_timeout: int
     java_opts: List[str]
     app_args: List[str]
+    mode: str = "matrix"       # "sweep": CONNECTIONS over SWEEP for each of `variants`
+    variants: List[Variant] = field(default_factory=list)
 
     def slow_bytes_for(self, scenario):
         return self.slow_bytes or SCENARIOS[scenario][1]
@@ -126,7 +172,7 @@ def raw_values(environ):
 
 def usage(environ):
     v = raw_values(environ)
-    return f"""Usage: ./bench.sh [--help]      (settings are environment variables)
+    return f"""Usage: ./bench.sh [sweep] [--help]      (settings are environment variables)
 
 Runs wrk against every app x container x pool size x wrk setting (x scenario) and writes
 $RESULTS_DIR/<UTC stamp>/results.{{md,json,csv}} (+ raw wrk output and server logs).
@@ -154,6 +200,16 @@ Settings (current value):
   REMOTE_PORT={v['REMOTE_PORT']} APP_PORT={v['APP_PORT']} ADMIN_PORT={v['ADMIN_PORT']}   (all on 127.0.0.1)
   RESULTS_DIR={v['RESULTS_DIR']}  START_TIMEOUT={v['START_TIMEOUT']}  JAVA_OPTS="{v['JAVA_OPTS']}"  APP_ARGS="{v['APP_ARGS']}"
 
+The sweep (`make sweep`, `./bench.sh sweep`, or any run with SWEEP set): how far each model scales.
+Each variant runs at every level of SWEEP as wrk -c (a fresh app per level, warmed up at that level),
+with a calibration cell per level; wrk -t = this machine's cores unless WRK_THREADS is set. It
+replaces APPS, CONTAINERS, THREADS, CONNECTIONS (and needs SCENARIO=call, LOADGEN=wrk, REPEAT=1).
+  SWEEP="{v['SWEEP']}"     connection levels; each must fit this machine's limits
+        (file descriptors: ~2 per connection in the app; ephemeral ports: see the environment lines)
+  SWEEP_VARIANTS="{v['SWEEP_VARIANTS']}"
+        app[@container]:threads; threads = N, vN (virtual, JDK 21+), or conns (a pool as large as the level)
+  SWEEP_CONTAINER={v['SWEEP_CONTAINER']}        container of every variant without @container (jetty or tomcat)
+
 Examples:
   ./bench.sh                                          # the reference experiment: 76 cells, ~17 min
   APPS="async-servlet sync-servlet" THREADS=1 WRK_THREADS=10 ./bench.sh
@@ -164,7 +220,9 @@ Examples:
   LOADGEN="wrk vegeta" RATE=50 THREADS=1 WRK_THREADS=10 ./bench.sh  # closed- and open-loop latency side by side
   REPEAT=3 ./bench.sh                                 # medians with min–max: what `make compare` judges noise by
   SCENARIO=fanout CONTAINERS=tomcat THREADS=1 WRK_THREADS=10 ./bench.sh   # one request, many calls
-  make bench DURATION=30s && make compare A=results/<older stamp> B=results/latest"""
+  make bench DURATION=30s && make compare A=results/<older stamp> B=results/latest
+  make sweep                                          # 7 variants x 6 levels, 100..10,000 connections, ~11 min
+  SWEEP="100 1000" SWEEP_VARIANTS="sync-servlet:200 async-servlet:1" DURATION=5s ./bench.sh sweep"""
 
 
 COUNT = re.compile(r"[1-9][0-9]{0,6}")
@@ -210,8 +268,66 @@ def known(name, text, known_values, what):
     return values
 
 
-def parse(environ):
-    """Settings from the environment, or UsageError saying what is wrong."""
+def cores():
+    return len(os.sched_getaffinity(0))
+
+
+def sweep_variants(text, default_container):
+    """SWEEP_VARIANTS: app[@container]:threads, each checked like APPS, CONTAINERS and THREADS."""
+    variants = []
+    for spec in split_list(text):
+        m = VARIANT.fullmatch(spec)
+        if not m:
+            raise UsageError(f"SWEEP_VARIANTS: '{spec}' is not app[@container]:threads (threads N, vN or conns)")
+        app, container, threads = m.group(1), m.group(2) or default_container, m.group(3)
+        known("SWEEP_VARIANTS", app, KNOWN_APPS, "app")
+        known("SWEEP_VARIANTS", container, KNOWN_CONTAINERS, "container")
+        if threads != "conns" and not COUNT.fullmatch(threads[1:] if is_virtual(threads) else threads):
+            raise UsageError(f"SWEEP_VARIANTS: '{spec}': threads must be a positive integer, vN or conns")
+        if container == "netty" and (app != "webflux" or is_virtual(threads)):
+            raise UsageError(f"SWEEP_VARIANTS: '{spec}': netty runs only the webflux app, on N event loops (not vN)")
+        variant = Variant(app, container, threads)
+        if variant in variants:
+            raise UsageError(f"SWEEP_VARIANTS: '{spec}' is there twice")
+        variants.append(variant)
+    if not variants:
+        raise UsageError("SWEEP_VARIANTS is empty")
+    return variants
+
+
+def sweep_environ(environ, n_cores):
+    """The sweep's own matrix as the ordinary settings: CONNECTIONS = SWEEP, wrk -t = cores unless
+    set; a setting the sweep replaces must not be set (it would be silently ignored)."""
+    for name, instead in NOT_IN_SWEEP.items():
+        value = environ.get(name)
+        if value and value != {"SCENARIO": "call", "LOADGEN": "wrk", "REPEAT": "1"}.get(name):
+            what = f"set {instead} instead" if instead else f"the sweep runs {DEFAULTS[name].split()[0]} only"
+            raise UsageError(f"{name}={value}: the sweep sets {name} itself ({what})")
+    v = raw_values(environ)
+    if v["SWEEP_CONTAINER"] not in ("jetty", "tomcat"):
+        raise UsageError(f"SWEEP_CONTAINER: '{v['SWEEP_CONTAINER']}' is not jetty or tomcat "
+                         f"(netty runs webflux only: webflux@netty:N in SWEEP_VARIANTS)")
+    levels = counts("SWEEP", v["SWEEP"])
+    if len(set(levels)) != len(levels):
+        raise UsageError(f"SWEEP: a level is there twice ({v['SWEEP']})")
+    variants = sweep_variants(v["SWEEP_VARIANTS"], v["SWEEP_CONTAINER"])
+    if any(x.threads == "conns" for x in variants) and max(levels) > MAX_APP_THREADS:
+        raise UsageError(f"SWEEP: {max(levels)} connections: a 'conns' variant would need --threads {max(levels)}, "
+                         f"more than the apps take (1..{MAX_APP_THREADS})")
+    env = dict(environ, CONNECTIONS=" ".join(map(str, sorted(levels))),
+               WRK_THREADS=environ.get("WRK_THREADS") or str(n_cores),
+               APPS=" ".join(dict.fromkeys(x.app for x in variants)),
+               CONTAINERS=" ".join(dict.fromkeys(x.container for x in variants)),
+               THREADS=" ".join(dict.fromkeys(x.threads for x in variants if x.threads != "conns")) or "1")
+    return env, variants
+
+
+def parse(environ, mode="matrix", n_cores=None):
+    """Settings from the environment, or UsageError saying what is wrong. mode "sweep": the
+    sweep's matrix (SWEEP, SWEEP_VARIANTS, SWEEP_CONTAINER)."""
+    variants = []
+    if mode == "sweep":
+        environ, variants = sweep_environ(environ, n_cores or cores())
     v = raw_values(environ)
     apps = known("APPS", v["APPS"], KNOWN_APPS, "app")
     containers = known("CONTAINERS", v["CONTAINERS"], KNOWN_CONTAINERS, "container")
@@ -273,4 +389,4 @@ def parse(environ):
         warmup_s=seconds_of(v["WARMUP"]), wrk_timeout=wrk_timeout, wrk_timeout_s=seconds_of(wrk_timeout),
         sleep_ms=int(v["SLEEP_MS"]), remote_port=ports["REMOTE_PORT"], app_port=ports["APP_PORT"],
         admin_port=ports["ADMIN_PORT"], results_dir=v["RESULTS_DIR"], start_timeout=start_timeout,
-        java_opts=v["JAVA_OPTS"].split(), app_args=v["APP_ARGS"].split())
+        java_opts=v["JAVA_OPTS"].split(), app_args=v["APP_ARGS"].split(), mode=mode, variants=variants)

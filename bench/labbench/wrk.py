@@ -31,7 +31,9 @@ def measure(s, cell_dir, url, wt, conns, remote, app=None, stats_url=None):
                WRK_TIMEOUT_S=str(s.wrk_timeout_s))
     box0, rem0, wrk0 = procs.box_ticks(), procs.proc_ticks(remote), children_cpu_s()
     app0 = procs.proc_ticks(app) if app else 0
+    sampler = procs.Sampler(app.pid).start() if app else None   # the app's peak RSS and threads
     rc = procs.run(cmd, out=cell_dir / "wrk.txt", env=env)
+    peaks = sampler.stop() if sampler else None
     stats_ok = save(stats_url, cell_dir / "stats.json") if stats_url else True
     box1 = procs.box_ticks()
     app1 = procs.proc_ticks(app) if app else 0
@@ -41,7 +43,8 @@ def measure(s, cell_dir, url, wt, conns, remote, app=None, stats_url=None):
         cpu_remote_s=f"{(procs.proc_ticks(remote) - rem0) / procs.CLK_TCK:.2f}",
         cpu_wrk_s=f"{children_cpu_s() - wrk0:.2f}")
     if app:
-        put(cell_dir / "cell.txt", cpu_app_s=f"{(app1 - app0) / procs.CLK_TCK:.2f}")
+        put(cell_dir / "cell.txt", cpu_app_s=f"{(app1 - app0) / procs.CLK_TCK:.2f}",
+            peak_rss_kb=peaks[0], peak_os_threads=peaks[1], resource_samples=sampler.samples)
     wrk_json = cell_dir / "wrk.json"
     if not wrk_json.exists() or wrk_json.stat().st_size == 0:
         return f"wrk gave no result (exit {rc}, see wrk.txt)"

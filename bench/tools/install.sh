@@ -7,7 +7,12 @@
 # is built from the Go module proxy at the version pinned in bench/tools/vegeta/go.mod + go.sum.
 # (`go install pkg@version` would also ask the proxy for the module's version list, which it refuses.)
 #
-# USAGE: bench/tools/install.sh vegeta     prints the tool's path; builds it once (~1 min)
+# matplotlib: the sweep's charts (bench/charts.py), in a project-local virtual environment
+# .tools/venv (gitignored), at the versions pinned in bench/tools/charts-requirements.txt;
+# report.py itself stays standard-library only and runs the charts with this venv's python.
+#
+# USAGE: bench/tools/install.sh vegeta       prints the tool's path; builds it once (~1 min)
+#        bench/tools/install.sh matplotlib   prints the venv's python; installs once (~30 s)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -32,9 +37,27 @@ case "${1:-}" in
         ln -sfn "vegeta-$version" "$BIN/vegeta"
         echo "$BIN/vegeta"
         ;;
+    matplotlib)
+        venv="$ROOT/.tools/venv"
+        req="$ROOT/bench/tools/charts-requirements.txt"
+        # The venv keeps a copy of the requirements it was built from: a changed pin rebuilds it.
+        if ! cmp -s "$req" "$venv/charts-requirements.txt" || [[ ! -x "$venv/bin/python" ]]; then
+            fix="Debian: apt-get install -y python3-venv python3-pip; then run: bench/tools/install.sh matplotlib"
+            echo "installing $(grep -m1 '^matplotlib==' "$req") into $venv (once)" >&2
+            python3 -m venv --clear "$venv" >&2 \
+                || { echo "ERROR: python3 -m venv failed (no venv/ensurepip module?); $fix" >&2; exit 1; }
+            "$venv/bin/python" -m pip --version >/dev/null 2>&1 \
+                || { echo "ERROR: the venv has no pip; $fix" >&2; exit 1; }
+            # Wheels only: building numpy or matplotlib from source would take long on 2 cores.
+            "$venv/bin/python" -m pip install -q --disable-pip-version-check --only-binary=:all: -r "$req" >&2 \
+                || { echo "ERROR: pip install -r bench/tools/charts-requirements.txt failed (see above); run: bench/tools/install.sh matplotlib" >&2; exit 1; }
+            cp "$req" "$venv/charts-requirements.txt"
+        fi
+        echo "$venv/bin/python"
+        ;;
     *)
         echo "ERROR: unknown tool '${1:-}'" >&2
-        echo "Usage: bench/tools/install.sh vegeta" >&2
+        echo "Usage: bench/tools/install.sh vegeta|matplotlib" >&2
         exit 2
         ;;
 esac

@@ -1,0 +1,147 @@
+"""The machine's limits against the largest connection level, checked before anything starts
+(lab-notes trap 13): file descriptors, ephemeral ports, accept queues.
+
+Each connection costs a file descriptor in wrk and in remote-sleep, and two in the app (the
+incoming one and its client's connection to remote-sleep); each process has its own limit
+(`ulimit -n`, inherited from us). A level the machine cannot hold is a UsageError (exit 2)
+naming the limit and the command that raises it; a limit we may raise ourselves (as root, the
+hard `ulimit -n` up to fs.nr_open) is raised for this run and its children, and said so.
+The accept queue is only reported: the apps ask for 8192, the kernel gives min(that, somaxconn).
+"""
+import os
+import resource
+from dataclasses import dataclass
+from typing import Optional, Tuple
+
+from .settings import UsageError
+
+# Beyond 2 per connection, a JVM holds a few hundred descriptors of its own (jars, the JDK's
+# modules file, selectors, pipes, logs): 1024 leaves room.
+FD_MARGIN = 1024
+# Ports besides the largest level's own: TIME_WAIT left by the previous cell and the warm-up.
+PORT_MARGIN = 1000
+# Thread ids besides the app's pool: the JVM's own threads, wrk, remote-sleep, the rest of the box.
+THREAD_MARGIN = 2000
+
+
+@dataclass
+class Machine:
+    """What the kernel lets us have (read by read(), or made up by a test)."""
+    soft: int                  # ulimit -n (RLIM_INFINITY stays as it is)
+    hard: int
+    nr_open: int               # fs.nr_open: no process can have more, root included
+    root: bool
+    ports: Tuple[int, int]     # net.ipv4.ip_local_port_range
+    somaxconn: int             # net.core.somaxconn: caps every accept queue
+    pid_max: int = 4194304     # kernel.pid_max: every thread takes an id, machine-wide
+    threads_max: int = 1 << 20  # kernel.threads-max
+
+
+@dataclass
+class Plan:
+    need_fds: int              # what the app needs at the largest level
+    new_limit: Optional[int]   # raise soft and hard ulimit -n to this (root), or None
+    notes: list                # sentences for the environment section
+
+
+def read_int(path, default):
+    try:
+        with open(path) as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return default
+
+
+def read():
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    big = 1 << 30
+    lo_hi = (32768, 60999)
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            lo, hi = map(int, f.read().split())
+            lo_hi = (lo, hi)
+    except (OSError, ValueError):
+        pass
+    return Machine(soft=big if soft == resource.RLIM_INFINITY else soft,
+                   hard=big if hard == resource.RLIM_INFINITY else hard,
+                   nr_open=read_int("/proc/sys/fs/nr_open", 1048576), root=os.geteuid() == 0, ports=lo_hi,
+                   somaxconn=read_int("/proc/sys/net/core/somaxconn", 4096),
+                   pid_max=read_int("/proc/sys/kernel/pid_max", 4194304),
+                   threads_max=read_int("/proc/sys/kernel/threads-max", 1 << 20))
+
+
+def fds_needed(connections):
+    """The app's descriptors at `connections`: 2 per request in flight, plus the JVM's own."""
+    return 2 * connections + FD_MARGIN
+
+
+def plan(max_conns, m, accept_queue=8192, max_threads=0):
+    """How this machine holds `max_conns` connections (and an app of `max_threads` platform
+    threads, the sweep's `conns` variant): a Plan, or UsageError saying which limit is too low
+    and how to raise it."""
+    notes = []
+    threads_limit = min(m.pid_max, m.threads_max)
+    if max_threads + THREAD_MARGIN > threads_limit:
+        raise UsageError(
+            f"an app with {max_threads} platform threads (+ {THREAD_MARGIN} for everything else running) "
+            f"needs more thread ids than kernel.pid_max {m.pid_max} / kernel.threads-max {m.threads_max} "
+            f"allow; raise them (`sysctl -w kernel.pid_max={4 * (max_threads + THREAD_MARGIN)}`) or lower the level")
+    need = fds_needed(max_conns)
+    new_limit = None
+    if need > m.hard:
+        if not m.root:
+            raise UsageError(
+                f"{max_conns} connections need ~{need} file descriptors in the app (2 per connection: "
+                f"the incoming one and its call to remote-sleep, + {FD_MARGIN} for the JVM), above "
+                f"ulimit -n's hard limit {m.hard}; raise it as root (`ulimit -Hn {need}` in the shell "
+                f"that runs the bench, or a nofile line in /etc/security/limits.conf) or keep every level "
+                f"<= {max_level(m.hard)}")
+        if need > m.nr_open:
+            raise UsageError(
+                f"{max_conns} connections need ~{need} file descriptors in the app, above fs.nr_open "
+                f"{m.nr_open}, the most any process may have; raise it with "
+                f"`sysctl -w fs.nr_open={need}` or lower the level")
+        new_limit = need
+        notes.append(f"ulimit -n raised to {need} (soft and hard; was {m.soft}/{m.hard}) for this run and its "
+                     f"children: {max_conns} connections need ~2 per connection in the app")
+    elif need > m.soft:
+        notes.append(f"ulimit -n raised to its hard limit {m.hard} (was {m.soft})")
+    lo, hi = m.ports
+    ports = hi - lo + 1
+    need_ports = 2 * max_conns + PORT_MARGIN
+    if need_ports > ports:
+        raise UsageError(
+            f"{max_conns} connections need ~{need_ports} ephemeral ports (wrk's connections and the "
+            f"app's calls to remote-sleep, + {PORT_MARGIN} for the previous cell's TIME_WAIT), more than "
+            f"net.ipv4.ip_local_port_range {lo}-{hi} has ({ports}); widen it with "
+            f"`sysctl -w net.ipv4.ip_local_port_range=\"1024 65535\"` or lower the level")
+    queue = min(accept_queue, m.somaxconn)
+    if max_conns > queue:
+        notes.append(f"accept queue {queue} (the apps and remote-sleep ask {accept_queue}, net.core.somaxconn "
+                     f"caps it at {m.somaxconn}): wrk opens all {max_conns} connections at once, so at levels "
+                     f"above {queue} some wait for a retransmitted SYN or ACK (~1 s or more) before they are "
+                     f"accepted; the calibration cell pays the same. Raise it with `sysctl -w "
+                     f"net.core.somaxconn={max_conns}` (not done here: the bench changes no sysctl)")
+    return Plan(need, new_limit, notes)
+
+
+def max_level(hard):
+    """The largest level a hard ulimit -n holds."""
+    return (hard - FD_MARGIN) // 2
+
+
+def apply(p, hard=None):
+    """Raise ulimit -n as planned (root): for us and every child we start. Root without
+    CAP_SYS_RESOURCE (eg, in a container) may not raise a hard limit: then say what to do."""
+    if p.new_limit is None:
+        return
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (p.new_limit, p.new_limit))
+    except (ValueError, OSError) as e:
+        hard = hard if hard is not None else resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+        raise UsageError(f"the app needs ~{p.new_limit} file descriptors at this level (2 per connection + "
+                         f"{FD_MARGIN}), above ulimit -n's hard limit {hard}, and raising it failed ({e}: root "
+                         f"without CAP_SYS_RESOURCE, eg, in a container); start the bench where the hard limit "
+                         f"is higher (a privileged `ulimit -Hn {p.new_limit}`, a nofile line in "
+                         f"/etc/security/limits.conf, or the container's nofile ulimit), or keep every level "
+                         f"<= {max_level(hard)}")
