@@ -25,8 +25,9 @@ def create(results_dir):
     return run_dir, now
 
 
-def put(path, **values):
-    """Append key=value lines (None -> empty); a later line wins when report.py reads them."""
+def put(path, /, **values):
+    """Append key=value lines (None -> empty); a later line wins when report.py reads them.
+    `path` is positional-only, so a key may be called path too."""
     with open(path, "a") as f:
         for key, value in values.items():
             f.write(f"{key}={'' if value is None else value}\n")
