@@ -1,6 +1,7 @@
 """The bench, top to bottom: settings, machine, run directory, remote-sleep and calibration, the
 cells, the end. Ctrl-C or TERM at any point stops exactly the processes we started and keeps
 every finished cell (the reports are rewritten on the way out)."""
+import dataclasses
 import os
 import signal
 import sys
@@ -56,8 +57,23 @@ def main(argv):
         # The largest level against the machine's limits, before anything starts (exit 2 when
         # it cannot be held); as root, ulimit -n is raised here for us and every child.
         pools = [int(c.threads) for c in cells if c.threads.isdigit()]
-        limit_plan = limits.plan(max(s.connections), limits.read(), max_threads=max(pools, default=0))
-        limits.apply(limit_plan)
+        try:
+            limit_plan = limits.plan(max(s.connections), limits.read(), max_threads=max(pools, default=0))
+            limits.apply(limit_plan)
+        except UsageError as e:
+            # The default sweep asks for 10,000 connections; where this machine's file limit cannot
+            # hold them (eg, a container's hard ulimit -n of 20,000 that root may not raise), it
+            # runs the largest level the limit holds instead and says so. A SWEEP you set fails.
+            held = limits.max_level(limits.read().hard) // 1000 * 1000
+            if mode != "sweep" or os.environ.get("SWEEP") or held < 1000:
+                raise
+            levels = sorted({min(level, held) for level in s.connections})
+            left_out.append(f"SWEEP level {max(s.connections)} runs as {held}: {e}")
+            s = dataclasses.replace(s, connections=levels)
+            cells, _ = plan(s)
+            pools = [int(c.threads) for c in cells if c.threads.isdigit()]
+            limit_plan = limits.plan(max(s.connections), limits.read(), max_threads=max(pools, default=0))
+            limits.apply(limit_plan)
     except UsageError as e:
         print(f"ERROR: {e}", file=sys.stderr)
         print(usage(os.environ), file=sys.stderr)
