@@ -274,8 +274,10 @@ def cell_record(d, ceilings):
         rec["probes"] = read_json(d / "probe.json") or []
     else:
         rec.update(wrk_fields(read_json(d / "wrk.json"), duration_s))
-        # The ceiling of the same round and wrk setting, by the same measure as the cell.
-        ceiling = ceilings.get((rnd, wt, rec["connections"])) or ceilings.get((1, wt, rec["connections"]))
+        # The ceiling of the same round and wrk setting, by the same measure as the cell (none for
+        # a fan-out cell: its requests make N calls each, the ceiling's make one).
+        ceiling = None if rec["scenario"] == "fanout" else (
+            ceilings.get((rnd, wt, rec["connections"])) or ceilings.get((1, wt, rec["connections"])))
         if ceiling:
             rec["ceiling_rps"] = throughput(ceiling) if rec["steady_rps"] is not None else ceiling.get("rps")
         if throughput(rec) is not None and rec["ceiling_rps"]:
@@ -527,7 +529,7 @@ def summary_line(rec):
     if rec.get("unfinished"):
         parts.append(f"{rec['unfinished']} unfinished")
     parts.append(f"handler threads {f_int(rec.get('handler_threads'))}")
-    if rec.get("scenario", "call") != "call":
+    if rec.get("scenario", "call") not in ("call", "fanout"):
         parts.append(f"slow clients {f_bytes_per_s(rec.get('slow_bytes_per_s'))}, "
                      f"{f_int(rec.get('slow_completed'))} completed, {f_int(slow_error_total(rec))} errors")
     parts.append(f"CPU {rec.get('cpu_box_pct')} %")

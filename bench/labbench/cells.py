@@ -237,9 +237,10 @@ class App:
         self.proc, self.key = None, None
 
     def verify(self, out, cell):
-        """One fast call must answer 200 with the remote's body ("slept N ms"; a fan-out app: "ok=1"):
+        """One fast call must answer 200 with the remote's body ("slept N ms"; a fan-out app: "n=1"):
         None, or why not. ms=0 proves the path app -> remote-sleep -> app without waiting a sleep."""
-        path, expect = ("/fanout?n=1&ms=0", "ok=1") if cell.scenario == "fanout" else ("/call?ms=0", "slept")
+        # A fan-out app answers "app=… n=1 …" (a fire-and-forget one before its call even ran).
+        path, expect = ("/fanout?n=1&ms=0", " n=1 ") if cell.scenario == "fanout" else ("/call?ms=0", "slept")
         try:
             code, body = procs.http(self.lab.url(self.lab.s.app_port, path), timeout=10)
         except OSError as e:
