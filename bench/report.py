@@ -926,9 +926,11 @@ def markdown(run, charts=()):
         ("CPU", meta.get("cpu", "?")),
         ("OS", meta.get("os", "?")),
         ("ulimit -n / net.core.somaxconn", f"{meta.get('nofile', '?')} / {meta.get('somaxconn', '?')}"),
-        ("ephemeral ports (net.ipv4.ip_local_port_range) / cores", f"{meta.get('port_range', '?')} / {meta.get('cores', '?')}"),
         ("source", meta.get("git", "?")),
     ]
+    if "port_range" in meta:       # runs recorded before these facts existed have none
+        rows.insert(-1, ("ephemeral ports (net.ipv4.ip_local_port_range) / cores",
+                         f"{meta['port_range']} / {meta.get('cores', '?')}"))
     if meta.get("wall_s") is not None and meta.get("measured_s"):
         rows.append(("run time", f"{meta['wall_s']} s wall for {meta['measured_s']} s measured in cells "
                                  f"(+ {meta.get('calibration_s')} s calibration): "
@@ -1131,7 +1133,8 @@ def probe_text(p):
     text = f_lat(p["client_ms"])
     if p.get("previous"):       # fire-and-forget: answered at once, the work ended later
         done = dict(kv.split("=", 1) for kv in p["previous"].split() if "=" in kv)
-        return f"answered in {text}; its {p['n']} calls ended after {f_lat(num(done.get('finished_ms')))}"
+        return (f"answered in {text}; its {p['n']} call{'s' if p['n'] != 1 else ''} ended after "
+                f"{f_lat(num(done.get('finished_ms')))}")
     if fields.get("failed", "0") != "0":
         text += f" ({fields['failed']} of {p['n']} calls failed)"
     return text
@@ -1174,7 +1177,7 @@ def fanout_section(w, cells, containers, calibration, meta):
         w(f"\n### Under load (N = {loaded[0].get('fanout_n')})\n")
         group_tables(w, loaded, apps, containers, calibration, (ms_each or 1) / 1000.0,
                      ["steady req/s", "bound", "p99", "errors", "peak thr.", "CPU ms/req"],
-                     lambda c: [ranged(c, "steady_rps", f_rps), f"{c['bound_rps']:g}", ranged(c, "p99_ms", f_lat),
+                     lambda c: [ranged(c, "steady_rps", f_rps), f_rps(c["bound_rps"]), ranged(c, "p99_ms", f_lat),
                                 f_int(error_total(c)), f_int(c.get("peak_threads")), f_cores(c.get("cpu_ms_per_request"))],
                      heading=lambda t, wt, cn: f"wrk -t{wt} -c{cn} on `/fanout?n={loaded[0].get('fanout_n')}&ms={ms_each}`.")
 
