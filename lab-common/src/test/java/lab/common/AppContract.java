@@ -338,18 +338,6 @@ public abstract class AppContract extends RemoteFixture {
         }
     }
 
-    /** Runs the module's {@code main} in a JVM of its own; asserts it exits with {@code code}; returns stderr. */
-    private static String runMain(List<String> args, int code) throws Exception {
-        List<String> command = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"),
-                "-cp", System.getProperty("java.class.path"), "lab.app.App"));
-        command.addAll(args);
-        Process process = new ProcessBuilder(command).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
-        String stderr = new String(process.getErrorStream().readAllBytes());
-        assertTrue(process.waitFor(30, TimeUnit.SECONDS), "must exit");
-        assertEquals(code, process.exitValue(), stderr);
-        return stderr;
-    }
-
     private String adminGet(Launcher lab, String path) throws Exception {
         return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + lab.adminPort() + path)).build(),
                 HttpResponse.BodyHandlers.ofString()).body();

@@ -113,10 +113,7 @@ public abstract class FanoutContract extends RemoteFixture {
         List<String> args = new ArrayList<>(List.of("--app", apps.get(0), "--container", "jetty", "--threads", "1",
                 "--port", "0", "--admin-port", "0", "--remote", "http://127.0.0.1:9"));
         args.addAll(List.of(flags.split(" ")));
-        Process process = runMain(args);
-        String stderr = new String(process.getErrorStream().readAllBytes());
-        assertTrue(process.waitFor(30, TimeUnit.SECONDS), "must exit");
-        assertEquals(2, process.exitValue(), stderr);
+        String stderr = runMain(args, 2);
         assertTrue(stderr.startsWith("ERROR: ") && stderr.contains("Usage: ") && stderr.contains("--fanout-pool"), stderr);
     }
 
@@ -129,13 +126,5 @@ public abstract class FanoutContract extends RemoteFixture {
         for (String app : apps) {
             assertTrue(readme.contains("| `" + module + "` | `" + app + "` |"), "README.md has no row for " + module + " / " + app);
         }
-    }
-
-    /** The module's {@code main} in a JVM of its own (stdout discarded unless read by the caller). */
-    protected static Process runMain(List<String> args) throws Exception {
-        List<String> command = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"),
-                "-cp", System.getProperty("java.class.path"), "lab.app.App"));
-        command.addAll(args);
-        return new ProcessBuilder(command).start();
     }
 }

@@ -1,10 +1,17 @@
 package lab.common;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -15,7 +22,8 @@ import lab.remote.RemoteSleep;
 /**
  * What every contract (AppContract, SlowClientContract, FanoutContract) needs besides the app under
  * test: a remote-sleep on a free port (1 s by default; no thread held per waiting request) and an
- * HTTP/1.1 client to call the app with, one per test class, stopped after it.
+ * HTTP/1.1 client to call the app with, one per test class, stopped after it; and the module's
+ * {@code main} in a JVM of its own, for what only a real process shows (exit codes, the start line).
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 public abstract class RemoteFixture {
@@ -41,5 +49,26 @@ public abstract class RemoteFixture {
     /** remote-sleep, as an app's {@code --remote} takes it. */
     protected URI remoteUri() {
         return URI.create("http://127.0.0.1:" + remote.port());
+    }
+
+    /** The module's {@code main} ({@code lab.app.App}) in a JVM of its own, on this test's classpath. */
+    protected static Process startMain(List<String> args) throws IOException {
+        return new ProcessBuilder(mainCommand(args)).start();
+    }
+
+    /** The same, stdout discarded; asserts it exits with {@code code} within 30 s; returns stderr. */
+    protected static String runMain(List<String> args, int code) throws Exception {
+        Process process = new ProcessBuilder(mainCommand(args)).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        String stderr = new String(process.getErrorStream().readAllBytes());
+        assertTrue(process.waitFor(30, TimeUnit.SECONDS), "must exit");
+        assertEquals(code, process.exitValue(), stderr);
+        return stderr;
+    }
+
+    private static List<String> mainCommand(List<String> args) {
+        List<String> command = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"),
+                "-cp", System.getProperty("java.class.path"), "lab.app.App"));
+        command.addAll(args);
+        return command;
     }
 }
