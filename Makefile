@@ -43,7 +43,7 @@ sweep: ## how far each model scales: 7 variants x 100..10,000 connections, resou
 	./bench.sh sweep
 
 compare: ## compare two runs as a Markdown table: make compare A=results/<stamp> B=results/latest
-	@python3 bench/compare.py "$(A)" "$(B)"
+	@PYTHONPATH=bench python3 -m labbench.report.compare "$(A)" "$(B)"
 
 test: ## the Java tests, then the bench smoke test (installs wrk, curl, shellcheck with apt if missing)
 	@$(call need_tools,wrk curl shellcheck)

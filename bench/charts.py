@@ -10,7 +10,7 @@ One line per variant, connections on a log scale:
 A FAILED or SKIPPED level is a gap in its line.
 
 Runs with the matplotlib pinned in bench/tools/charts-requirements.txt, from the project-local
-venv (bench/tools/install.sh matplotlib); bench/report.py calls it at the end of a sweep.
+venv (bench/tools/install.sh matplotlib); the sweep (labbench/scenarios/sweep.py) calls it at the end.
 
 Usage: .tools/venv/bin/python bench/charts.py RUN_DIR
 """
@@ -25,7 +25,8 @@ import matplotlib.pyplot as plt          # noqa: E402  (after the backend)
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import report                            # noqa: E402  (the same figures results.md shows)
+from labbench.report.fmt import throughput      # noqa: E402  (the same figures results.md shows)
+from labbench.scenarios import sweep           # noqa: E402
 
 # Same variant, same look, in every chart and every run.
 MARKERS = "osD^v<>ph*"
@@ -51,20 +52,20 @@ def series(cells, value):
 
 def draw(run, out_dir):
     meta = run["meta"]
-    variants = [(v, label, cells) for v, label, cells in report.sweep_variants(run)
+    variants = [(v, label, cells) for v, label, cells in sweep.sweep_variants(run)
                 if any(c["status"] == "ok" for c in cells)]
     levels = meta.get("sweep") or sorted({c["connections"] for _v, _l, cells in variants for c in cells})
-    ceiling = {c["connections"]: report.throughput(c) for c in meta["calibration"]
+    ceiling = {c["connections"]: throughput(c) for c in meta["calibration"]
                if c["loadgen"] == "wrk" and c["status"] == "ok"}
     subtitle = f"{meta.get('date', '')} · {meta.get('cpu', '')} · wrk -d{meta.get('duration_s')}s"
     charts = {
-        "sweep-throughput": ("steady req/s, log scale", lambda c: report.throughput(c), "log"),
+        "sweep-throughput": ("steady req/s, log scale", lambda c: throughput(c), "log"),
         "sweep-p99": ("p99 latency (s), log scale", lambda c: None if c.get("p99_ms") is None else c["p99_ms"] / 1000.0,
                       "log"),
         "sweep-rss": ("app peak RSS (MB)", lambda c: c.get("peak_rss_mb"), "linear"),
         "sweep-cpu": ("app CPU ms per request", lambda c: c.get("cpu_ms_per_request"), "linear"),
     }
-    titles = dict(report.CHARTS)
+    titles = dict(sweep.CHARTS)
     out_dir.mkdir(exist_ok=True)
     written = []
     for name, (ylabel, value, yscale) in charts.items():
@@ -78,8 +79,8 @@ def draw(run, out_dir):
             for i, (_v, label, cells) in enumerate(variants):
                 pct.plot(*series(cells, lambda c: c.get("pct_of_ceiling")), marker=MARKERS[i % len(MARKERS)],
                          linewidth=1.6, markersize=5, label=label)
-            pct.axhline(report.KNEE_PCT, color="grey", linestyle=":", linewidth=1.2,
-                        label=f"{report.KNEE_PCT:g} %: below it is the knee")
+            pct.axhline(sweep.KNEE_PCT, color="grey", linestyle=":", linewidth=1.2,
+                        label=f"{sweep.KNEE_PCT:g} %: below it is the knee")
             level_ticks(pct, levels)
             pct.set_ylim(0, 105)
             pct.set_ylabel("% of that level's ceiling")

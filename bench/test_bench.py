@@ -12,9 +12,10 @@ import unittest
 from contextlib import redirect_stdout
 from pathlib import Path
 
-import compare
-import report
+from labbench import report
 from labbench.cells import plan
+from labbench.loadgens import probe, wrk
+from labbench.report import compare, figures, fmt
 from labbench.settings import UsageError, parse
 
 
@@ -186,13 +187,13 @@ class FanoutTest(unittest.TestCase):
         ok = {"n": 10, "status": 200, "client_ms": 3012.0, "answer": "app=fanout-sequential n=10 ms=300 ok=10 failed=0 wall_ms=3008"}
         faf = {"n": 10, "status": 200, "client_ms": 9.0, "answer": "app=x n=10 ms=300 ok=0 failed=0 wall_ms=3\npending=10",
                "previous": "n=10 answered_ms=3 finished_ms=1240 ok=10 failed=0"}
-        self.assertEqual(report.probe_text(ok), "3.012 s")
-        self.assertEqual(report.probe_text(faf), "answered in 9.0 ms; its 10 calls ended after 1.240 s")
+        self.assertEqual(probe.probe_text(ok), "3.012 s")
+        self.assertEqual(probe.probe_text(faf), "answered in 9.0 ms; its 10 calls ended after 1.240 s")
 
 
 class SteadyTest(unittest.TestCase):
     def wrk(self, requests, steady, how):
-        return report.wrk_fields({"duration_us": 10e6, "requests": requests, "steady_rps": steady, "steady_how": how,
+        return wrk.wrk_fields({"duration_us": 10e6, "requests": requests, "steady_rps": steady, "steady_how": how,
                                   "errors": dict.fromkeys(("connect", "read", "write", "status", "timeout"), 0),
                                   "latency_us": dict.fromkeys(("mean", "p50", "p90", "p99", "max"), 1)}, 10)
 
@@ -210,12 +211,12 @@ class RoundsTest(unittest.TestCase):
         rounds = [dict(base, index=i, status="ok", steady_rps=v, rps=v - 9, p99_ms=p)
                   for i, v, p in ((1, 99.0, 1010.0), (13, 98.0, 1500.0), (25, 99.6, 1005.0))]
         rounds.append(dict(base, index=37, status="FAILED: no start"))
-        (cell,) = report.merge_rounds(rounds)
+        (cell,) = figures.merge_rounds(rounds)
         self.assertEqual((cell["steady_rps"], cell["p99_ms"], cell["repeats"], cell["rounds_failed"]),
                          (99.0, 1010.0, 4, 1))
         self.assertEqual(cell["range"]["steady_rps"], [98.0, 99.6])
         self.assertEqual(cell["index"], 1)
-        self.assertEqual(report.ranged(cell, "steady_rps", report.f_rps), "99.0 (98.0–99.6)")
+        self.assertEqual(fmt.ranged(cell, "steady_rps", fmt.f_rps), "99.0 (98.0–99.6)")
 
 
 if __name__ == "__main__":

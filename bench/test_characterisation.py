@@ -21,10 +21,9 @@ import unittest
 from contextlib import redirect_stdout
 from pathlib import Path
 
-import compare
-import report
-from labbench import settings
+from labbench import report, settings
 from labbench.cells import plan
+from labbench.report import compare
 
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE / "fixtures"

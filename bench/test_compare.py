@@ -9,7 +9,7 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import compare  # noqa: E402
+from labbench.report import compare  # noqa: E402
 
 
 def cell(rps, p99, app="webflux", threads=1, tpr=False, rng=None, repeats=1, status="ok", conns=100):

@@ -9,8 +9,8 @@ import tempfile
 import unittest
 from pathlib import Path
 
-import report
-from labbench import limits
+from labbench import limits, report
+from labbench.scenarios import sweep as sweep_scenario
 from labbench.cells import plan
 from labbench.procs import status_fields
 from labbench.settings import UsageError, parse
@@ -120,31 +120,31 @@ def cell(level, pct=100.0, status="ok", errors=0, **kw):
 
 class KneeTest(unittest.TestCase):
     def test_the_first_level_below_95_percent_or_with_errors(self):
-        self.assertIsNone(report.knee([cell(100), cell(1000, 95.0)]))
-        k = report.knee([cell(100), cell(1000, 94.9), cell(5000, 50.0)])
+        self.assertIsNone(sweep_scenario.knee([cell(100), cell(1000, 95.0)]))
+        k = sweep_scenario.knee([cell(100), cell(1000, 94.9), cell(5000, 50.0)])
         self.assertEqual((k["level"], k["why"]), (1000, ["94.9 % of the ceiling"]))
-        k = report.knee([cell(100), cell(1000, 99.0, errors=3)])
+        k = sweep_scenario.knee([cell(100), cell(1000, 99.0, errors=3)])
         self.assertEqual((k["level"], k["why"]), (1000, ["3 errors"]))
-        k = report.knee([cell(100, status="SKIPPED: JDK 17"), cell(500, status="FAILED: did not start")])
+        k = sweep_scenario.knee([cell(100, status="SKIPPED: JDK 17"), cell(500, status="FAILED: did not start")])
         self.assertEqual((k["level"], k["why"]), (500, ["FAILED: did not start"]))
 
     def test_what_saturated(self):
         pool = cell(500, 44.0, threads=200, thread_per_request=True, bound_rps=200.0, ceiling_rps=450.0)
-        self.assertEqual(report.saturated(pool),
+        self.assertEqual(sweep_scenario.saturated(pool),
                          ["the pool (200 threads: at most 200 requests in flight, 200 req/s by Little's law)"])
         busy = cell(5000, 88.0, cpu_box_pct=98.5, cpu_app_cores=0.95)
-        self.assertEqual(report.saturated(busy), ["box CPU 98 %", "app CPU 0.95 cores for its 1 thread"])
-        self.assertEqual(report.saturated(cell(5000, 88.0)), [])
-        self.assertEqual(report.saturated(cell(5000, 88.0, cpu_wrk_cores=1.9)), ["wrk CPU 1.90 cores for -t2"])
+        self.assertEqual(sweep_scenario.saturated(busy), ["box CPU 98 %", "app CPU 0.95 cores for its 1 thread"])
+        self.assertEqual(sweep_scenario.saturated(cell(5000, 88.0)), [])
+        self.assertEqual(sweep_scenario.saturated(cell(5000, 88.0, cpu_wrk_cores=1.9)), ["wrk CPU 1.90 cores for -t2"])
 
     def test_memory_per_1000_in_flight_is_the_slope_between_two_levels(self):
-        m = report.memory_per_1000([cell(100, peak_rss_mb=150.0, max_in_flight=100),
+        m = sweep_scenario.memory_per_1000([cell(100, peak_rss_mb=150.0, max_in_flight=100),
                                     cell(10000, peak_rss_mb=1140.0, max_in_flight=9900)])
         self.assertEqual(m["mb_per_1000"], 101.0)
-        capped = report.memory_per_1000([cell(200, peak_rss_mb=150.0, max_in_flight=200),
+        capped = sweep_scenario.memory_per_1000([cell(200, peak_rss_mb=150.0, max_in_flight=200),
                                          cell(10000, peak_rss_mb=160.0, max_in_flight=200)])
         self.assertIsNone(capped["mb_per_1000"])
-        self.assertIsNone(report.memory_per_1000([cell(100, peak_rss_mb=150.0)]))
+        self.assertIsNone(sweep_scenario.memory_per_1000([cell(100, peak_rss_mb=150.0)]))
 
 
 def write(path, text):
@@ -202,7 +202,7 @@ class SweepReportTest(unittest.TestCase):
         cells = {(c["variant"], c["connections"]): c for c in run["cells"]}
         self.assertEqual(cells[("async-servlet@jetty:1", 1000)]["peak_rss_mb"], 220.0)
         self.assertEqual(cells[("async-servlet@jetty:1", 1000)]["cpu_ms_per_request"], 0.22)
-        lines = report.knee_lines(run)
+        lines = sweep_scenario.knee_lines(run)
         self.assertTrue(lines[0].startswith("sync-servlet jetty, 200 threads: knee at 1000 connections "
                                             "(22.1 % of the ceiling); saturated: the pool"), lines[0])
         self.assertIn("stays at 199.0–199.0 req/s", lines[0])
@@ -217,10 +217,10 @@ class SweepReportTest(unittest.TestCase):
         self.assertNotIn("![", md)                          # no charts drawn: none embedded
         self.assertIn("peak_rss_mb", (self.run / "results.csv").read_text().splitlines()[0])
 
-    @unittest.skipUnless(report.CHART_PYTHON.exists(), "matplotlib not installed (bench/tools/install.sh matplotlib)")
+    @unittest.skipUnless(sweep_scenario.CHART_PYTHON.exists(), "matplotlib not installed (bench/tools/install.sh matplotlib)")
     def test_charts_are_drawn_and_embedded(self):
         report.update(self.run, charts=True)
-        for name, _title in report.CHARTS:
+        for name, _title in sweep_scenario.CHARTS:
             for ext in ("png", "svg"):
                 self.assertGreater((self.run / "charts" / f"{name}.{ext}").stat().st_size, 1000, name)
         md = (self.run / "results.md").read_text()

@@ -1,25 +1,26 @@
 """The matrix and what runs in it: the calibration cells, the app under test (start, reuse,
 verify, warm-up) and one cell, start to record.
 
-A cell's record is its directory: cell.txt (key=value, status last), wrk.json, wrk.txt,
-stats.json and, with slow clients, slow.json; bench/report.py builds every report from them.
+A cell's record is cell.json in its directory (record.py), beside the raw files its load generator
+and side load wrote (wrk.json, wrk.txt, stats.json, ...); the report builds every file from them.
+What a cell does is its scenario's business (scenarios/), how it is loaded its load generator's
+(loadgens/): nothing here names either.
 """
-import json
 import signal
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import procs, vegeta, wrk
-from .rundir import put
-from .settings import FANOUT_LOAD_N, MODULE_OF, SCENARIOS, THREAD_PER_REQUEST_APPS, is_virtual
-from .sideload import SlowClients
+from . import catalog, loadgens, procs, scenarios
+from .checks import is_virtual
+from .loadgens import wrk
+from .record import CellRecord
 
 
 @dataclass
 class Cell:
     index: int
-    scenario: str
+    scenario: str             # its scenario's name (scenarios.get)
     app: str
     container: str
     threads: str          # "1", "200" or "v1", as --threads takes it
@@ -27,12 +28,12 @@ class Cell:
     connections: int      # wrk cells; None for vegeta's
     loadgen: str = "wrk"  # wrk (closed loop), vegeta (open loop at RATE), or probe (one request at a time)
     round: int = 1        # REPEAT: which round of the matrix
-    path: str = "/call"   # what the load calls: /call, or /fanout?n=10&ms=M for SCENARIO=fanout
-    variant: str = ""     # the sweep: which variant (Variant.id) this level belongs to
+    path: str = ""        # what the load calls (the scenario's path)
+    variant: str = ""     # a planner's (the sweep's) variant this cell belongs to
 
     @property
     def pool_mode(self):
-        if self.container == "netty":
+        if self.container in catalog.EVENT_LOOP:
             return "event-loop"
         return "virtual" if is_virtual(self.threads) else "platform"
 
@@ -40,7 +41,7 @@ class Cell:
     def thread_per_request(self):
         """At most `threads` requests in flight. Not on virtual threads: a blocked virtual thread
         holds no carrier, so connections bound it, not N."""
-        return self.app in THREAD_PER_REQUEST_APPS and self.pool_mode == "platform"
+        return catalog.thread_per_request(self.app) and self.pool_mode == "platform"
 
     @property
     def app_key(self):
@@ -49,59 +50,62 @@ class Cell:
     @property
     def dir_name(self):
         rnd = "" if self.round == 1 else f"r{self.round}-"
-        scenario = "" if self.scenario == "call" else f"{self.scenario}-"
+        scenario = "" if self.scenario == scenarios.DEFAULT else f"{self.scenario}-"
         load = f"w{self.wrk_threads}-c{self.connections}" if self.loadgen == "wrk" else self.loadgen
         return f"{self.index:02d}-{rnd}{scenario}{self.app}-{self.container}-t{self.threads}-{load}"
 
     @property
     def label(self):
         rnd = "" if self.round == 1 else f"round {self.round}: "
-        scenario = "" if self.scenario == "call" else f"{self.scenario} "
+        scenario = "" if self.scenario == scenarios.DEFAULT else f"{self.scenario} "
         load = {"wrk": f"wrk-t={self.wrk_threads} c={self.connections}", "vegeta": "vegeta (open loop)",
                 "probe": "one request at a time"}[self.loadgen]
         return f"{rnd}{scenario}{self.app} {self.container} threads={self.threads} {load}"
 
     def skip_reason(self, java_major):
         """Why this machine cannot run the cell (it stays in the matrix as SKIPPED), or None."""
-        if (is_virtual(self.threads) or self.app == "fanout-virtual") and java_major < 21:
+        if is_virtual(self.threads) and java_major < 21:
             return f"virtual threads need JDK 21+ (running {java_major})"
-        return None
+        return self.scene.skip_reason(self.app, java_major)
+
+    @property
+    def scene(self):
+        return scenarios.get(self.scenario)
 
 
 def left_out_because(app, container, threads):
     """(why, what) when a combination does not exist at all (it is not a cell), else None."""
-    if container == "netty" and app != "webflux":
-        return "netty runs only the webflux app (Reactor Netty has no servlet API)", f"{app} on netty"
-    if container == "netty" and is_virtual(threads):
-        return "virtual threads do not apply to Netty's event loops", f"webflux on netty with THREADS {threads}"
+    if not catalog.runs_on(app, container):
+        others = [a for a in catalog.APPS if catalog.runs_on(a, container)]
+        return (f"{container} runs only the {', '.join(others)} app (Reactor Netty has no servlet API)",
+                f"{app} on {container}")
+    if container in catalog.EVENT_LOOP and is_virtual(threads):
+        return (f"virtual threads do not apply to Netty's event loops",
+                f"{' '.join(a for a in catalog.APPS if catalog.runs_on(a, container))} on {container} "
+                f"with THREADS {threads}")
     return None
-
-
-def sweep_plan(s):
-    """The sweep: for each variant, each SWEEP level (s.connections) with each wrk -t, in that
-    order; the variants' combinations were checked when SWEEP_VARIANTS was parsed."""
-    cells = []
-    for v in s.variants:
-        for conns in s.connections:
-            for wt in s.wrk_threads:
-                cells.append(Cell(len(cells) + 1, "call", v.app, v.container, v.threads_at(conns), wt, conns,
-                                  variant=v.id))
-    return cells, []
 
 
 def plan(s):
     """The cells in run order (round outermost: the whole matrix, then again, so drift spreads
-    evenly over the rounds; then scenario, container, app, pool, connections, wrk threads, and
-    vegeta's open-loop cell last), and one sentence per reason for the combinations left out."""
-    if s.mode == "sweep":
-        return sweep_plan(s)
+    evenly over the rounds; then scenario, container, app, pool, and each scenario's own cells:
+    wrk settings, then the open loop), and one sentence per reason for the combinations left out.
+    A planner (the sweep) makes a matrix of its own."""
+    if s.mode != "matrix":
+        def make(app, container, threads, wt, conns, variant):
+            return Cell(len(cells) + 1, scenarios.DEFAULT, app, container, threads, wt, conns,
+                        path=scenarios.get(scenarios.DEFAULT).path(s), variant=variant)
+        cells = []
+        for c in scenarios.get(s.mode).plan(s, lambda *a: make(*a)):
+            c.index = len(cells) + 1
+            cells.append(c)
+        return cells, []
     cells, left_out = [], {}
     for rnd in range(1, s.repeat + 1):
-        for scenario in s.scenarios:
-            fanout = scenario == "fanout"
-            path = f"/fanout?n={FANOUT_LOAD_N}&ms={s.fanout_ms}" if fanout else "/call"
+        for name in s.scenarios:
+            scene = scenarios.get(name)
             for container in s.containers:
-                for app in s.fanout_apps if fanout else s.apps:
+                for app in scene.apps(s):
                     for threads in s.threads:
                         gap = left_out_because(app, container, threads)
                         if gap:
@@ -109,17 +113,12 @@ def plan(s):
                             if what not in left_out.setdefault(why, []):
                                 left_out[why].append(what)
                             continue
-                        if fanout:       # first one request at a time per FANOUT N, as the write-ups timed it
-                            cells.append(Cell(len(cells) + 1, scenario, app, container, threads, None, None,
-                                              "probe", rnd, path))
-                        if "wrk" in s.loadgens:
-                            for conns in s.connections:
-                                for wt in s.wrk_threads:
-                                    cells.append(Cell(len(cells) + 1, scenario, app, container, threads, wt, conns,
-                                                      "wrk", rnd, path))
-                        if "vegeta" in s.loadgens:
-                            cells.append(Cell(len(cells) + 1, scenario, app, container, threads, None, None,
-                                              "vegeta", rnd, path))
+                        def make(loadgen, wt, conns):
+                            return Cell(len(cells) + 1, name, app, container, threads, wt, conns, loadgen, rnd,
+                                        scene.path(s))
+                        for cell in scene.cells(s, make, s.loadgens):
+                            cell.index = len(cells) + 1
+                            cells.append(cell)
     return cells, [f"{why}: no {', '.join(what)}" for why, what in left_out.items()]
 
 
@@ -136,15 +135,16 @@ class Lab:
 
 
 def calibrate(lab, summary, rnd=1):
-    """One calibration cell per wrk setting (and one for vegeta): the same load straight at
+    """One calibration cell per wrk setting (and one for the open loop): the same load straight at
     remote-sleep. Its req/s is the ceiling this box and this closed-loop window can reach
-    (lab-notes trap 14); vegeta's is the latency a perfect server shows at RATE. With REPEAT,
-    every round measures its own. `summary(dir)` rewrites the reports and returns the cell's
-    one-line summary. Returns how many ran."""
+    (docs/traps.md #14); vegeta's is the latency a perfect server shows at RATE. With REPEAT,
+    every round measures its own. `summary(dir)` returns the cell's one-line summary. Returns how
+    many ran."""
     s = lab.s
     done = []
     remote_stats = lab.url(s.remote_port, "/stats")
     prefix = "" if rnd == 1 else f"r{rnd}-"
+    again = f" (round {rnd})" if rnd > 1 else ""
     if "wrk" in s.loadgens:
         for conns in s.connections:
             for wt in s.wrk_threads:
@@ -153,25 +153,28 @@ def calibrate(lab, summary, rnd=1):
                 done.append((wt, conns))
                 d = lab.run_dir / "calibration" / f"{prefix}w{wt}-c{conns}"
                 d.mkdir(parents=True)
-                put(d / "cell.txt", kind="calibration", round=rnd, wrk_threads=wt, connections=conns,
-                    duration_s=s.duration_s, sleep_ms=s.sleep_ms)
-                print(f"== calibration{f' (round {rnd})' if rnd > 1 else ''}: wrk -t{wt} -c{conns} straight at remote-sleep /sleep")
+                rec = CellRecord(kind="calibration", round=rnd, wrk_threads=wt, connections=conns,
+                                 duration_s=s.duration_s, sleep_ms=s.sleep_ms)
+                rec.save(d / "cell.json")
+                print(f"== calibration{again}: wrk -t{wt} -c{conns} straight at remote-sleep /sleep")
                 wrk.warm_up(s, lab.url(s.remote_port, "/sleep?ms=0"), wt, conns, d / "warmup.txt")
                 procs.wait_drained(remote_stats, s.sleep_ms // 1000 + 5)
-                reason = wrk.measure(s, d, lab.url(s.remote_port, "/sleep"), wt, conns, lab.remote)
-                put(d / "cell.txt", status="ok" if reason is None else f"FAILED: {reason}")
+                reason, rec.measured = wrk.measure(s, d, lab.url(s.remote_port, "/sleep"), wt, conns, lab.remote)
+                rec.status = "ok" if reason is None else f"FAILED: {reason}"
+                rec.save(d / "cell.json")
                 print(f"   ceiling: {summary(d)}")
-    if "vegeta" in s.loadgens:
-        done.append("vegeta")
-        d = lab.run_dir / "calibration" / f"{prefix}vegeta"
+    for gen in (loadgens.get(name) for name in s.loadgens if name != "wrk"):
+        done.append(gen.name)
+        d = lab.run_dir / "calibration" / f"{prefix}{gen.name}"
         d.mkdir(parents=True)
-        put(d / "cell.txt", kind="calibration", round=rnd, loadgen="vegeta", rate=s.rate,
-            duration_s=s.duration_s, sleep_ms=s.sleep_ms)
-        print(f"== calibration{f' (round {rnd})' if rnd > 1 else ''}: vegeta at {s.rate} req/s straight at remote-sleep /sleep")
+        rec = CellRecord(kind="calibration", round=rnd, loadgen=gen.name, rate=s.rate, duration_s=s.duration_s,
+                         sleep_ms=s.sleep_ms)
+        rec.save(d / "cell.json")
+        print(f"== calibration{again}: {gen.name} at {s.rate} req/s straight at remote-sleep /sleep")
         procs.wait_drained(remote_stats, s.sleep_ms // 1000 + 5)
-        reason = vegeta.measure(lab.m.vegeta, d, lab.url(s.remote_port, "/sleep"), s.rate, s.duration_s,
-                                s.wrk_timeout_s, s.sleep_ms)
-        put(d / "cell.txt", status="ok" if reason is None else f"FAILED: {reason}")
+        reason, rec.measured = gen.calibrate(lab, d, lab.url(s.remote_port, "/sleep"))
+        rec.status = "ok" if reason is None else f"FAILED: {reason}"
+        rec.save(d / "cell.json")
         print(f"   open-loop ceiling: {summary(d)}")
     return len(done)
 
@@ -208,7 +211,7 @@ class App:
 
     def start(self, cell):
         """Start the app for a cell and wait until it answers: None, or why not."""
-        s, m, module = self.lab.s, self.lab.m, MODULE_OF[cell.app]
+        s, m, module = self.lab.s, self.lab.m, catalog.MODULE_OF[cell.app]
         self.starts += 1
         self.log = self.lab.run_dir / "logs" / f"{self.starts:02d}-{cell.app}-{cell.container}-t{cell.threads}.log"
         # JDK 19+: a class-data archive per app, written when its first JVM exits and mapped by
@@ -237,10 +240,10 @@ class App:
         self.proc, self.key = None, None
 
     def verify(self, out, cell):
-        """One fast call must answer 200 with the remote's body ("slept N ms"; a fan-out app: "n=1"):
-        None, or why not. ms=0 proves the path app -> remote-sleep -> app without waiting a sleep."""
-        # A fan-out app answers "app=… n=1 …" (a fire-and-forget one before its call even ran).
-        path, expect = ("/fanout?n=1&ms=0", " n=1 ") if cell.scenario == "fanout" else ("/call?ms=0", "slept")
+        """One fast request must answer 200 with what its scenario expects (the remote's body,
+        "slept N ms"): None, or why not. ms=0 proves the path app -> remote-sleep -> app without
+        waiting a sleep."""
+        path, expect = cell.scene.verify()
         try:
             code, body = procs.http(self.lab.url(self.lab.s.app_port, path), timeout=10)
         except OSError as e:
@@ -261,55 +264,48 @@ class App:
 
 
 def run_cell(lab, app, cell):
-    """Run one cell and write its record into its directory; returns its status: "ok",
-    "FAILED: why" or "SKIPPED: why"."""
-    s = lab.s
+    """Run one cell and write its record (cell.json) into its directory; returns its status:
+    "ok", "FAILED: why" or "SKIPPED: why"."""
+    s, scene, gen = lab.s, cell.scene, loadgens.get(cell.loadgen)
     t0 = time.monotonic()
 
     def since_start():
-        return f"{time.monotonic() - t0:.2f}"
+        return round(time.monotonic() - t0, 2)
 
     d = lab.run_dir / "cells" / cell.dir_name
     d.mkdir(parents=True)
-    record = d / "cell.txt"
-    put(record, kind="cell", index=cell.index, round=cell.round, loadgen=cell.loadgen, app=cell.app,
-        container=cell.container, threads=cell.threads, wrk_threads=cell.wrk_threads, connections=cell.connections,
-        duration_s=s.duration_s, sleep_ms=s.sleep_ms, thread_per_request=int(cell.thread_per_request),
-        scenario=cell.scenario, pool_mode=cell.pool_mode)
-    if cell.variant:
-        put(record, variant=cell.variant)
-    if cell.loadgen == "vegeta":
-        put(record, rate=s.rate)
-    if cell.scenario == "fanout":
-        put(record, fanout_n=FANOUT_LOAD_N, fanout_ms=s.fanout_ms, path=cell.path)
-    side_mode = SCENARIOS[cell.scenario]
-    if side_mode:
-        put(record, slow_clients=s.slow_clients, slow_bytes=s.slow_bytes_for(cell.scenario), slow_rate=s.slow_rate)
+    rec = CellRecord(index=cell.index, round=cell.round, scenario=cell.scenario, loadgen=cell.loadgen,
+                     app=cell.app, container=cell.container, threads=cell.threads, pool_mode=cell.pool_mode,
+                     thread_per_request=cell.thread_per_request, wrk_threads=cell.wrk_threads,
+                     connections=cell.connections, rate=s.rate if gen.open_loop else None,
+                     duration_s=s.duration_s, sleep_ms=s.sleep_ms, variant=cell.variant or None,
+                     params=scene.params(s))
+    rec.save(d / "cell.json")
     skip = cell.skip_reason(lab.m.java_major)
     if skip:
-        status = f"SKIPPED: {skip}"
-        put(record, status=status, cell_wall_s=since_start())
-        return status
+        rec.status, rec.cell_wall_s = f"SKIPPED: {skip}", since_start()
+        rec.save(d / "cell.json")
+        return rec.status
 
     reason, fresh = None, False
     if app.can_reuse(cell):
-        put(record, app_start="reused")
+        rec.app_start = "reused"
     else:
         app.stop()
-        put(record, stop_s=since_start(), app_start="fresh")
+        rec.stop_s, rec.app_start = since_start(), "fresh"
         fresh = True
         reason = app.start(cell)
-        put(record, start_s=since_start())
-    put(record, app_log=f"logs/{app.log.name}" if app.log else "", lab_line=app.lab_line())
+        rec.start_s = since_start()
+    rec.app_log, rec.lab_line = (f"logs/{app.log.name}" if app.log else ""), (app.lab_line() or None)
+    rec.save(d / "cell.json")
     if reason is None:
         reason = app.verify(d / "verify.txt", cell)
     if reason is None and fresh:
         pool = int(cell.threads) if cell.thread_per_request else None
-        # vegeta's cell warms up like the first wrk setting would (a few connections per thread).
+        # an open-loop cell warms up like the first wrk setting would (a few connections per thread).
         wt = cell.wrk_threads or min(s.wrk_threads)
         conns = cell.connections or max(wt, min(s.rate, min(s.connections)))
-        fast = "/fanout?n=1&ms=0" if cell.scenario == "fanout" else "/call?ms=0"
-        wrk.warm_up(s, lab.url(s.app_port, fast), wt, conns, d / "warmup.txt", pool)
+        wrk.warm_up(s, lab.url(s.app_port, scene.warmup_path()), wt, conns, d / "warmup.txt", pool)
         if not procs.wait_drained(app.admin + "/stats", s.sleep_ms // 1000 + 5):
             reason = "still busy after the warm-up"
     if reason is None:
@@ -319,68 +315,24 @@ def run_cell(lab, app, cell):
             reason = "POST /stats/reset failed"
 
     side = None
-    if reason is None and side_mode:
-        # Slow clients hold their connections through the whole wrk run: started first, for
-        # DURATION + 2 s, and wrk starts once they are connected.
-        app.had_side_load = True
-        side = SlowClients(side_mode[0], lab.url(s.app_port, "/call"), s.slow_clients,
-                           s.slow_bytes_for(cell.scenario), s.slow_rate, s.duration_s + 2, d)
-        reason = side.start()
-    if reason is None and cell.loadgen == "probe":
-        put(record, prep_s=since_start())
-        reason = probe(lab, app, cell, d)
-    elif reason is None and cell.loadgen == "vegeta":
-        put(record, prep_s=since_start())
-        reason = vegeta.measure(lab.m.vegeta, d, lab.url(s.app_port, cell.path), s.rate, s.duration_s,
-                                s.wrk_timeout_s, s.sleep_ms, stats_url=app.admin + "/stats")
-        # Every request vegeta could have had outstanding may still sit in a small pool's queue.
-        app.last_conns = vegeta.limits(s.rate, s.sleep_ms, s.wrk_timeout_s)[1]
-    elif reason is None:
-        put(record, prep_s=since_start())
-        reason = wrk.measure(s, d, lab.url(s.app_port, cell.path), cell.wrk_threads, cell.connections,
-                             lab.remote, app.proc, app.admin + "/stats")
-        app.last_conns = cell.connections
+    if reason is None:
+        side = scene.side_load(s, lab.url(s.app_port, ""), d)
     if side:
-        side_exit = side.stop(now=reason is not None)     # wrk did not run: no need to wait
-        put(record, side_load_exit=side_exit)
+        app.had_side_load = scene.side_load_resets_app
+        reason = side.start()
+    if reason is None:
+        rec.prep_s = since_start()
+        reason, rec.measured = gen.measure(lab, cell, d, lab.url(s.app_port, cell.path), app)
+    if side:
+        side_exit = side.stop(now=reason is not None)     # the load did not run: no need to wait
+        rec.measured["side_load_exit"] = side_exit
         if reason is None and side_exit != 0:
             reason = f"side load exited with {side_exit} (see slow.log)"
         elif reason is None and side.result() is None:
-            reason = "side load wrote no slow.json (see slow.log)"
-    status = "ok" if reason is None else f"FAILED: {reason}"
+            reason = "side load wrote no result (see its log)"
+    rec.status = "ok" if reason is None else f"FAILED: {reason}"
     if reason is not None:
         app.stop()                     # a broken app is never reused
-    put(record, status=status, cell_wall_s=since_start())
-    return status
-
-
-def probe(lab, app, cell, d):
-    """SCENARIO=fanout: one request at a time for each N of FANOUT (what the write-ups timed),
-    into probe.json: the client's wall time, and the app's own answer (ok=, wall_ms=). A
-    fire-and-forget app answers before its work is done: once the work can have ended, one more
-    request fetches its "previous:" line, which says when it did. None, or why not."""
-    s, results = lab.s, []
-    for n in s.fanout:
-        url = lab.url(s.app_port, f"/fanout?n={n}&ms={s.fanout_ms}")
-        limit = n * s.fanout_ms / 1000.0 * 1.5 + 30          # sequential N x M, with room
-        print(f"  $ GET {url}")
-        t0 = time.monotonic()
-        try:
-            code, body = procs.http(url, timeout=limit)
-        except OSError as e:
-            results.append({"n": n, "error": f"no answer within {limit:.0f} s: {getattr(e, 'reason', e)}"})
-            continue
-        row = {"n": n, "ms": s.fanout_ms, "status": code, "client_ms": round((time.monotonic() - t0) * 1000, 1),
-               "answer": body.decode(errors="replace").strip()}
-        if "pending=" in row["answer"]:
-            time.sleep(min(limit, n * s.fanout_ms / 1000.0 + 2))
-            _, later = procs.http(lab.url(s.app_port, "/fanout?n=1&ms=0"), timeout=10)
-            row["previous"] = next((line[len("previous: "):] for line in later.decode(errors="replace").splitlines()
-                                    if line.startswith("previous: ")), None)
-        results.append(row)
-    (d / "probe.json").write_text(json.dumps(results, indent=1) + "\n")
-    stats = procs.get_json(app.admin + "/stats")
-    if stats is not None:
-        (d / "stats.json").write_text(json.dumps(stats))
-    bad = [r for r in results if r.get("status") != 200]
-    return f"{len(bad)} of {len(results)} probes failed: {bad[0].get('error') or bad[0].get('answer')}" if bad else None
+    rec.cell_wall_s = since_start()
+    rec.save(d / "cell.json")
+    return rec.status

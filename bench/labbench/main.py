@@ -8,9 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-import report                        # bench/report.py: bench/ is on sys.path (bench.sh sets it)
-
-from . import limits, machine, procs, rundir
+from . import limits, loadgens, machine, procs, report, rundir, scenarios
 from .cells import App, Lab, calibrate, plan, run_cell
 from .machine import Fatal
 from .rundir import put
@@ -45,11 +43,12 @@ def main(argv):
         print(usage(os.environ))
         return 0
     try:
-        # The sweep: `./bench.sh sweep` (make sweep), or any run with SWEEP set.
-        mode = "sweep" if argv == ["sweep"] or os.environ.get("SWEEP") else "matrix"
-        if argv and argv != ["sweep"]:
+        # A planner with a matrix of its own: `./bench.sh sweep` (make sweep), or any run with SWEEP set.
+        planner = next((p for p in scenarios.PLANNERS if p.selected(argv, os.environ)), None)
+        mode = planner.name if planner else "matrix"
+        if argv and argv != [mode]:
             raise UsageError(f"unknown argument '{argv[0]}' (settings are environment variables; "
-                             f"the only argument is `sweep`)")
+                             f"the only argument is {' or '.join(f'`{p.name}`' for p in scenarios.PLANNERS)})")
         s = parse(os.environ, mode)
         cells, left_out = plan(s)
         if not cells:
@@ -61,14 +60,13 @@ def main(argv):
             limit_plan = limits.plan(max(s.connections), limits.read(), max_threads=max(pools, default=0))
             limits.apply(limit_plan)
         except UsageError as e:
-            # The default sweep asks for 10,000 connections; where this machine's file limit cannot
-            # hold them (eg, a container's hard ulimit -n of 20,000 that root may not raise), it
-            # runs the largest level the limit holds instead and says so. A SWEEP you set fails.
+            # A planner may run fewer levels where the machine cannot hold its default (it says so).
             held = limits.max_level(limits.read().hard) // 1000 * 1000
-            if mode != "sweep" or os.environ.get("SWEEP") or held < 1000:
+            fit = planner.fit_limits(os.environ, s, e, held) if planner else None
+            if fit is None:
                 raise
-            levels = sorted({min(level, held) for level in s.connections})
-            left_out.append(f"SWEEP level {max(s.connections)} runs as {held}: {e}")
+            levels, note = fit
+            left_out.append(note)
             s = dataclasses.replace(s, connections=levels)
             cells, _ = plan(s)
             pools = [int(c.threads) for c in cells if c.threads.isdigit()]
@@ -100,7 +98,7 @@ def main(argv):
         procs.stop_all()
         if run_dir is not None:
             try:
-                report.update(run_dir, charts=True)        # a sweep's charts too, drawn once at the end
+                report.update(run_dir, charts=True)        # a planner's charts too, drawn once at the end
             except Exception as e:            # keep the exit code and the message below
                 print(f"WARNING: the reports were not rewritten: {e!r}", file=sys.stderr)
             if rc != 0:
@@ -113,17 +111,16 @@ def start_run(s, m, cells, left_out, limit_plan):
     run_dir, now = rundir.create(s.results_dir)
     facts = machine.facts(s, m)
     meta = run_dir / "meta.txt"
-    if s.mode == "sweep":
-        put(meta, mode="sweep", sweep=" ".join(map(str, s.connections)),
-            sweep_variants=" ".join(v.id for v in s.variants), sweep_container=s.raw["SWEEP_CONTAINER"],
-            **{f"variant_label.{v.id}": v.label for v in s.variants})
+    if s.mode != "matrix":
+        put(meta, **scenarios.get(s.mode).meta_values(s))
     put(meta, fds_needed=limit_plan.need_fds, limit_notes=" | ".join(limit_plan.notes))
     put(meta, date=now.strftime("%Y-%m-%dT%H:%M:%SZ"), apps=" ".join(s.apps), containers=" ".join(s.containers),
         threads=" ".join(s.threads), wrk_threads=" ".join(map(str, s.wrk_threads)),
-        connections=" ".join(map(str, s.connections)), scenarios=" ".join(s.scenarios),
-        slow_clients=s.slow_clients, slow_rate=s.slow_rate, slow_bytes=s.raw["SLOW_BYTES"],
-        loadgens=" ".join(s.loadgens), rate=s.rate, repeat=s.repeat,
-        fanout=" ".join(map(str, s.fanout)), fanout_ms=s.fanout_ms, fanout_apps=" ".join(s.fanout_apps),
+        connections=" ".join(map(str, s.connections)), scenarios=" ".join(s.scenarios))
+    for sc in scenarios.ALL:
+        if sc not in scenarios.PLANNERS:
+            put(meta, **sc.meta_values(s))
+    put(meta, loadgens=" ".join(s.loadgens), rate=s.rate, repeat=s.repeat,
         duration_s=s.duration_s, sleep_ms=s.sleep_ms, wrk_timeout_s=s.wrk_timeout_s, warmup_s=s.warmup_s,
         java_opts=s.raw["JAVA_OPTS"], app_args=s.raw["APP_ARGS"], app_cds="on" if m.java_major >= 19 else "off",
         **facts, left_out="; ".join(left_out))
@@ -139,12 +136,9 @@ def start_run(s, m, cells, left_out, limit_plan):
   results:   {run_dir}""")
     for note in limit_plan.notes:
         print(f"== limits: {note}")
-    if s.mode == "sweep":
-        print(f"== sweep: {len(s.variants)} variants x {len(s.connections)} levels "
-              f"({' '.join(map(str, s.connections))} connections), wrk -t{' -t'.join(map(str, s.wrk_threads))}; "
-              f"a fresh app per level")
-        for v in s.variants:
-            print(f"   {v.id:28s} {v.label}")
+    if s.mode != "matrix":
+        for line in scenarios.get(s.mode).starting_lines(s):
+            print(line)
     for sentence in left_out:
         print(f"== left out of the matrix: {sentence}")
     return run_dir
@@ -166,10 +160,11 @@ def run(lab, cells):
                      f"remote-sleep: pid {lab.remote.pid}")
     print(f"== {listening}")
     def summarize(d):
-        return report.update(run_dir, d)
+        return report.summary(run_dir, d)
     calibrations = calibrate(lab, summarize)
 
-    # 2. the cells; the reports are rewritten after each one, so a Ctrl-C keeps what finished.
+    # 2. the cells, each with a progress line; every cell's record is in its directory, and the
+    #    reports are written at the end (also after Ctrl-C), so a stop keeps what finished.
     #    With REPEAT, each round starts with its own calibration: the ceiling drifts too.
     total = len(cells)
     to_measure = [c for c in cells if not c.skip_reason(m.java_major)]
@@ -177,6 +172,7 @@ def run(lab, cells):
     print(f"== {total} cells, {s.duration_s}s each")
     app = App(lab)
     failed = skipped = measured = 0
+    measured_s = 0            # the time loads ran in cells: a timed load's DURATION per cell that ran it
     cells_start = time.monotonic()
     for cell in cells:
         if cell.round > 1 and cell.index == next(c.index for c in cells if c.round == cell.round):
@@ -189,7 +185,9 @@ def run(lab, cells):
         else:
             measured += 1
             failed += status != "ok"
-        summary = report.update(run_dir, run_dir / "cells" / cell.dir_name)
+            if status == "ok" and loadgens.get(cell.loadgen).timed:
+                measured_s += s.duration_s
+        summary = report.summary(run_dir, run_dir / "cells" / cell.dir_name)
         elapsed = int(time.monotonic() - cells_start)
         eta = elapsed * (len(to_measure) - measured) // measured if measured else 0
         print(f"[{cell.index}/{total}] {cell.label} … {summary}  "
@@ -198,16 +196,15 @@ def run(lab, cells):
 
     # 3. the end: where the results are, and what the harness cost.
     wall_s = int(time.monotonic() - start)
-    measured_s = measured * s.duration_s
     calibration_s = calibrations * s.duration_s
     put(run_dir / "meta.txt", wall_s=wall_s, measured_s=measured_s, calibration_s=calibration_s)
     report.update(run_dir)
     counts = f"{failed} FAILED" + (f", {skipped} SKIPPED" if skipped else "")
     print(f"== done: {total} cells ({counts}) in {human_time(wall_s)}: {human_time(measured_s)} measured in cells"
           f" + {human_time(calibration_s)} calibration = {wall_s / measured_s if measured_s else 0:.2f}x the measured time")
-    if s.mode == "sweep":
-        print("== knee per variant (the first level below 95 % of its ceiling, or with errors):")
-        for line in report.knee_lines(report.load_run(run_dir)):
-            print(f"   {line}")
+    run_figures = report.load_run(run_dir)
+    for sc in scenarios.ALL:
+        for line in sc.closing_lines(run_figures):
+            print(line)
     print(f"   results: {run_dir}/results.md (also results.json, results.csv, cells/*/wrk.txt, logs/)")
     return 1 if failed else 0

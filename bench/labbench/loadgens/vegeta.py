@@ -12,10 +12,11 @@ vegeta itself never caps the test; -timeout is the cell's wrk --timeout, above t
 import json
 import math
 import subprocess
+from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from . import procs
-from .rundir import put
+from .. import procs
+from ..report.fmt import f_int, f_lat, f_pct, f_rps, num, read_json
 
 
 def limits(rate, sleep_ms, timeout_s):
@@ -35,7 +36,7 @@ def command(vegeta, targets, rate, duration_s, timeout_s, sleep_ms, out):
 def measure(vegeta, cell_dir, url, rate, duration_s, timeout_s, sleep_ms, stats_url=None):
     """Attack url at `rate` req/s for duration_s; write vegeta.bin, vegeta.json (vegeta's own
     report) and vegeta-summary.json (our counts of timeouts and other errors), and the app's
-    /stats at the end (stats.json). None when it worked, else the reason."""
+    /stats at the end (stats.json). (None when it worked, else the reason; what was measured)."""
     binary = cell_dir / "vegeta.bin"
     targets = cell_dir / "targets.txt"
     targets.write_text(f"GET {url}\n")
@@ -46,17 +47,17 @@ def measure(vegeta, cell_dir, url, rate, duration_s, timeout_s, sleep_ms, stats_
     if stats_url:
         stats = procs.get_json(stats_url)
         if stats is None:
-            return "GET /stats failed after vegeta"
+            return "GET /stats failed after vegeta", {}
         (cell_dir / "stats.json").write_text(json.dumps(stats))
     box1 = procs.box_ticks()
     busy, total = box1[0] - box0[0], box1[1] - box0[1]
-    put(cell_dir / "cell.txt", vegeta_command=" ".join(map(str, cmd)), vegeta_exit=rc,
-        cpu_box_pct=f"{100 * busy / total if total else 0:.1f}")
+    measured = {"vegeta_command": " ".join(map(str, cmd)), "vegeta_exit": rc,
+                "cpu_box_pct": round(100 * busy / total if total else 0, 1)}
     if rc != 0 or not binary.exists():
-        return f"vegeta attack failed (exit {rc}, see vegeta.txt)"
+        return f"vegeta attack failed (exit {rc}, see vegeta.txt)", measured
     report = subprocess.run([vegeta, "report", "-type=json", str(binary)], capture_output=True, text=True)
     if report.returncode != 0:
-        return f"vegeta report failed: {report.stderr.strip()[:200]}"
+        return f"vegeta report failed: {report.stderr.strip()[:200]}", measured
     (cell_dir / "vegeta.json").write_text(report.stdout)
     encoded = subprocess.run([vegeta, "encode", "--to=json", str(binary)], capture_output=True, text=True)
     timeouts = other = 0
@@ -78,7 +79,7 @@ def measure(vegeta, cell_dir, url, rate, duration_s, timeout_s, sleep_ms, stats_
     served = (len(answered) - 1) / (answered[-1] - answered[0]) if len(answered) > 1 and answered[-1] > answered[0] else None
     (cell_dir / "vegeta-summary.json").write_text(json.dumps(
         {"timeouts": timeouts, "other_errors": other, "served_rps": served}) + "\n")
-    return None
+    return None, measured
 
 
 def epoch_s(stamp):
@@ -91,3 +92,66 @@ def epoch_s(stamp):
     hms, _, frac = clock.partition(".")
     whole = datetime.strptime(f"{day}T{hms}", "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc).timestamp()
     return whole + (float(f"0.{frac}") if frac else 0.0)
+
+
+OL_KEYS = ("rate", "ol_requests", "ol_rate", "ol_served_rps", "ol_success_pct", "ol_p50_ms", "ol_p90_ms",
+           "ol_p99_ms", "ol_max_ms", "ol_timeouts", "ol_other_errors")
+
+
+def vegeta_fields(rate, d):
+    """An open-loop cell's figures (measure() wrote vegeta.json, vegeta's own report, and
+    vegeta-summary.json, our counts of its results)."""
+    report = read_json(d / "vegeta.json") or {}
+    summary = read_json(d / "vegeta-summary.json") or {}
+    lat = report.get("latencies") or {}
+
+    def lat_ms(key):
+        return None if lat.get(key) is None else round(lat[key] / 1e6, 1)
+    return {
+        "rate": rate,
+        "ol_requests": report.get("requests"),
+        "ol_rate": None if "rate" not in report else round(report["rate"], 2),   # offered: sent per second
+        # The rate the server answered at, first to last answer (vegeta-summary.json).
+        "ol_served_rps": None if summary.get("served_rps") is None else round(summary["served_rps"], 2),
+        "ol_success_pct": None if "success" not in report else round(100.0 * report["success"], 1),
+        "ol_p50_ms": lat_ms("50th"), "ol_p90_ms": lat_ms("90th"), "ol_p99_ms": lat_ms("99th"),
+        "ol_max_ms": lat_ms("max"),
+        "ol_timeouts": summary.get("timeouts"), "ol_other_errors": summary.get("other_errors"),
+    }
+
+
+@dataclass(frozen=True)
+class Vegeta:
+    name: str = "vegeta"
+    selectable: bool = True
+    open_loop: bool = True
+    timed: bool = True             # runs for DURATION (the run's "measured" time)
+    has_ceiling: bool = False
+    output: str = "vegeta.txt"
+    fields: tuple = OL_KEYS
+
+    def measure(self, lab, cell, d, url, app):
+        s = lab.s
+        reason, measured = measure(lab.m.vegeta, d, url, s.rate, s.duration_s, s.wrk_timeout_s, s.sleep_ms,
+                                   stats_url=app.admin + "/stats")
+        # Every request vegeta could have had outstanding may still sit in a small pool's queue.
+        app.last_conns = limits(s.rate, s.sleep_ms, s.wrk_timeout_s)[1]
+        return reason, measured
+
+    def calibrate(self, lab, d, url):
+        s = lab.s
+        return measure(lab.m.vegeta, d, url, s.rate, s.duration_s, s.wrk_timeout_s, s.sleep_ms)
+
+    def figures(self, record, d):
+        return vegeta_fields(record.rate, d)
+
+    def summary(self, rec):
+        text = (f"open loop at {rec['rate']} req/s: {f_pct(rec['ol_success_pct'])} answered, "
+                f"{f_rps(rec['ol_served_rps'])} req/s served, p50 {f_lat(rec['ol_p50_ms'])}, "
+                f"p99 {f_lat(rec['ol_p99_ms'])}, max {f_lat(rec['ol_max_ms'])}, {f_int(rec['ol_timeouts'])} timeouts")
+        if "ceiling_rps" in rec:
+            text += f", handler threads {f_int(rec.get('handler_threads'))}"
+        return text + f", CPU {rec.get('cpu_box_pct')} %"
+
+
+LOADGEN = Vegeta()

@@ -1,0 +1,50 @@
+"""The lab's apps, read once from catalog.tsv at the repository's root (each app module's
+CatalogTest checks the same file against its own App.APPS, so Python and Java cannot drift)."""
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Tuple
+
+FILE = Path(__file__).resolve().parents[2] / "catalog.tsv"
+
+
+@dataclass(frozen=True)
+class AppInfo:
+    app: str
+    module: str                     # the Maven module whose jar serves it
+    family: str                     # sync, async, nio, webflux, fanout
+    thread_per_request: bool        # at most --threads requests in flight on a platform pool
+    containers: Tuple[str, ...]
+    scenarios: Tuple[str, ...]      # which scenarios run it
+    model: str                      # one line for reports
+
+
+def load(path=FILE):
+    apps = {}
+    rows = [line.split("\t") for line in path.read_text().splitlines() if line and not line.startswith("#")]
+    header, rows = rows[0], rows[1:]
+    for row in rows:
+        r = dict(zip(header, row))
+        apps[r["app"]] = AppInfo(r["app"], r["module"], r["family"], r["thread_per_request"] == "yes",
+                                 tuple(r["containers"].split(",")), tuple(r["scenarios"].split(",")), r["model"])
+    return apps
+
+
+APPS = load()
+CONTAINERS = list(dict.fromkeys(c for a in APPS.values() for c in a.containers))
+MODULE_OF = {a.app: a.module for a in APPS.values()}
+
+
+def apps_for(scenario):
+    """The apps that serve a scenario, in the catalog's order."""
+    return [a.app for a in APPS.values() if scenario in a.scenarios]
+
+
+def runs_on(app, container):
+    return container in APPS[app].containers
+
+
+def thread_per_request(app):
+    return APPS[app].thread_per_request
+
+# Containers whose pool is event loops, not threads that run application code: no vN there.
+EVENT_LOOP = {"netty"}

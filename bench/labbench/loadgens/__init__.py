@@ -1,0 +1,23 @@
+"""Load generators behind one interface: each measures one cell into its directory and says what its
+raw files mean. The runner and the report pick one by a cell's `loadgen` and never by name.
+
+A load generator module defines a LoadGen with:
+  name          the LOADGEN value (probe is chosen by a scenario, never by LOADGEN)
+  open_loop     True when it sends at a rate, whatever the server does (no connections, no wrk -t)
+  has_ceiling   True when a calibration cell of the same load gives the cell a % of ceiling
+  output        the raw file its progress and errors go to, relative to the cell directory
+  fields        keys every cell of a run carries (None where another generator ran the cell)
+  measure(lab, cell, d, url, app)  -> (None or the reason it failed, the `measured` dict)
+  figures(record, d)               -> its figures for results.json, from its raw files
+  summary(rec)                     -> the figures part of a progress line, or None for the default
+  section(run, ctx)                -> results.md text of its own (eg, open vs closed loop), or ""
+"""
+from . import probe, vegeta, wrk
+
+ALL = [wrk.LOADGEN, vegeta.LOADGEN, probe.LOADGEN]
+BY_NAME = {g.name: g for g in ALL}
+SELECTABLE = [g.name for g in ALL if g.selectable]     # what LOADGEN takes
+
+
+def get(name):
+    return BY_NAME[name or "wrk"]

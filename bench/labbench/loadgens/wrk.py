@@ -1,0 +1,145 @@
+"""wrk, the closed-loop load generator: the measured command (echoed first, JSON through
+bench/wrk-json.lua, CPU recorded around it), the unrecorded warm-up, and what wrk.json means."""
+import os
+import resource
+from dataclasses import dataclass
+
+from .. import procs
+from ..report.fmt import ms
+
+LUA = "bench/wrk-json.lua"
+
+
+def command(s, url, wt, conns):
+    return ["wrk", "-t", str(wt), "-c", str(conns), "-d", s.duration, "--timeout", s.wrk_timeout,
+            "--latency", "-s", LUA, url]
+
+
+def children_cpu_s():
+    """CPU seconds used by our reaped children. Read around the wrk command, the difference is
+    wrk's own CPU: no other child is reaped meanwhile (a side load is reaped after wrk)."""
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def measure(s, cell_dir, url, wt, conns, remote, app=None, stats_url=None):
+    """Run the measured wrk command into cell_dir (wrk.txt, wrk.json), and read the app's /stats
+    the moment wrk ends (its inFlight is then what wrk left unanswered) into stats.json.
+    (None when it worked, else the reason; what was measured, for the cell's record)."""
+    cmd = command(s, url, wt, conns)
+    print(f"  $ {' '.join(cmd)}")
+    env = dict(os.environ, WRK_JSON=str(cell_dir / "wrk.json"), WRK_CONNECTIONS=str(conns),
+               WRK_TIMEOUT_S=str(s.wrk_timeout_s))
+    box0, rem0, wrk0 = procs.box_ticks(), procs.proc_ticks(remote), children_cpu_s()
+    app0 = procs.proc_ticks(app) if app else 0
+    sampler = procs.Sampler(app.pid).start() if app else None   # the app's peak RSS and threads
+    rc = procs.run(cmd, out=cell_dir / "wrk.txt", env=env)
+    peaks = sampler.stop() if sampler else None
+    stats_ok = save(stats_url, cell_dir / "stats.json") if stats_url else True
+    box1 = procs.box_ticks()
+    app1 = procs.proc_ticks(app) if app else 0
+    busy, total = box1[0] - box0[0], box1[1] - box0[1]
+    measured = {"wrk_command": " ".join(cmd), "wrk_exit": rc,
+                "cpu_box_pct": round(100 * busy / total if total else 0, 1),
+                "cpu_remote_s": round((procs.proc_ticks(remote) - rem0) / procs.CLK_TCK, 2),
+                "cpu_wrk_s": round(children_cpu_s() - wrk0, 2)}
+    if app:
+        measured.update(cpu_app_s=round((app1 - app0) / procs.CLK_TCK, 2), peak_rss_kb=peaks[0],
+                        peak_os_threads=peaks[1], resource_samples=sampler.samples)
+    wrk_json = cell_dir / "wrk.json"
+    if not wrk_json.exists() or wrk_json.stat().st_size == 0:
+        return f"wrk gave no result (exit {rc}, see wrk.txt)", measured
+    if not stats_ok:
+        return "GET /stats failed after wrk", measured
+    return None, measured
+
+
+def save(url, path):
+    """GET url into path; False when it did not answer 2xx."""
+    try:
+        status, body = procs.http(url)
+    except OSError:
+        return False
+    if status >= 300:
+        return False
+    path.write_bytes(body)
+    return True
+
+
+def warm_up(s, url, wt, conns, out, pool=None):
+    """A short unrecorded wrk run of fast calls (?ms=0): loads classes, JIT-compiles the request
+    path and opens connections, and leaves nothing queued behind it (1 s calls would leave C
+    requests). A thread-per-request app gets at most one connection per pool thread (`pool`),
+    so no queue forms at all."""
+    if s.warmup_s == 0:
+        return
+    if pool is not None and pool < conns:
+        conns = pool
+        wt = min(wt, conns)
+    procs.run(["wrk", "-t", str(wt), "-c", str(conns), "-d", s.warmup, url], out=out)
+
+
+def wrk_fields(wrk, duration_s):
+    """The wrk.json numbers as cell fields (rates over wrk's measured duration, like wrk)."""
+    if not wrk:
+        return {}
+    # No latency sample at all (eg, every request stuck behind slow clients): wrk-json.lua then
+    # writes zeros, which would read as "0 ms".
+    lat = wrk["latency_us"] if wrk["latency_us"].get("max") else dict.fromkeys(wrk["latency_us"])
+    secs = wrk["duration_us"] / 1e6 or duration_s
+    errors = wrk["errors"]
+    rps = round(wrk["requests"] / secs, 2)
+    steady, how = wrk.get("steady_rps"), wrk.get("steady_how")
+    # (n - 1) / (last - first) assumes the answers were spread over the window; a model that let
+    # them all out in one burst (eg, 100 requests freed at once when a slow upload finished) would
+    # read thousands of req/s. Then its answers per second of the window is all there is to say.
+    if steady is not None and how == "first to last response" and steady > 1.5 * rps:
+        steady, how = rps, "answers bunched together: wrk's req/s"
+    return {
+        "requests": wrk["requests"],
+        "rps": rps,
+        # Free of the window edge (bench/wrk-json.lua); older runs have none.
+        "steady_rps": None if steady is None else round(steady, 2),
+        "steady_how": how,
+        "latency_avg_ms": ms(lat["mean"]),
+        "p50_ms": ms(lat["p50"]),
+        "p90_ms": ms(lat["p90"]),
+        "p99_ms": ms(lat["p99"]),
+        "max_ms": ms(lat["max"]),
+        "timeouts": errors["timeout"],
+        "slow_2s": wrk.get("slow_2s"),
+        "slow_2s_how": wrk.get("slow_2s_how"),
+        "latency_corrected": wrk.get("latency_corrected"),
+        "errors": {k: errors[k] for k in ("connect", "read", "write", "status")},
+    }
+
+
+@dataclass(frozen=True)
+class Wrk:
+    name: str = "wrk"
+    selectable: bool = True
+    open_loop: bool = False
+    timed: bool = True             # runs for DURATION (the run's "measured" time)
+    has_ceiling: bool = True
+    output: str = "wrk.txt"
+    fields: tuple = ()
+
+    def measure(self, lab, cell, d, url, app):
+        s = lab.s
+        reason, measured = measure(s, d, url, cell.wrk_threads, cell.connections, lab.remote, app.proc,
+                                   app.admin + "/stats")
+        app.last_conns = cell.connections
+        return reason, measured
+
+    def figures(self, record, d):
+        from ..report.fmt import read_json
+        return wrk_fields(read_json(d / "wrk.json"), record.duration_s)
+
+    def summary(self, rec):
+        return None
+
+    def section(self, run, ctx):
+        return ""
+
+
+LOADGEN = Wrk()

@@ -1,0 +1,6 @@
+"""python3 -m labbench.report RUN_DIR: rebuild a run's reports (see labbench/report/__init__.py)."""
+import sys
+
+from . import main
+
+sys.exit(main(sys.argv))

@@ -1,0 +1,262 @@
+"""A run's figures from its run directory: meta.txt, and each cell's record (record.py) with the raw
+files beside it. One dict per cell (what results.json lists), the calibration cells, and REPEAT's
+rounds merged into medians with their min–max. Scenarios and load generators add their own fields
+(scenarios.Scenario.figures, loadgens.LoadGen.figures); nothing here knows a scenario's name."""
+import re
+
+from .. import loadgens, scenarios
+from ..record import CellRecord, read_kv
+from .fmt import ms, num, read_json, throughput  # noqa: F401  (ms: re-exported for the load generators)
+
+
+def threads_value(text):
+    """A pool size: 200 (an int in JSON), or "v1" (virtual threads on 1 carrier) as text."""
+    return num(text, int) if text and text.isdigit() else (text or None)
+
+
+def cpu_fields(m, duration_s):
+    """CPU use during the measured window: % of the whole box, and cores used per process."""
+    def cores(key):
+        secs = m.get(key)
+        return None if secs is None or not duration_s else round(secs / duration_s, 2)
+    return {
+        "cpu_box_pct": m.get("cpu_box_pct"),
+        "cpu_app_cores": cores("cpu_app_s"),
+        "cpu_remote_cores": cores("cpu_remote_s"),
+        "cpu_wrk_cores": cores("cpu_wrk_s"),
+    }
+
+
+def calibration_record(d):
+    r = CellRecord.load(d)
+    sleep_s = r.sleep_ms / 1000.0
+    gen = loadgens.get(r.loadgen)
+    rec = {"round": r.round or 1, "loadgen": r.loadgen, "duration_s": r.duration_s}
+    if gen.open_loop:
+        rec.update(gen.figures(r, d))
+        rec.update({"wrk_threads": None, "connections": None})
+    else:
+        rec.update({"wrk_threads": r.wrk_threads, "connections": r.connections,
+                    "bound_rps": round(r.connections / sleep_s, 2)})
+        rec.update(gen.figures(r, d))
+    rec.update(cpu_fields(r.measured, r.duration_s))
+    rec["status"] = r.status
+    rec["dir"] = str(d.relative_to(d.parent.parent))
+    return rec
+
+
+# What a busy application thread waits for, from the frames /stats' busyThreads shows (its top
+# frames first): a blocking read of a request body, a blocking write of a response, the remote.
+STUCK_KINDS = (
+    ("waiting for the remote", re.compile(r"HttpClient|ClientHttpRequest|Remote\.call", re.I)),
+    ("writing a response", re.compile(r"write|flush|Blocker|Output", re.I)),
+    ("reading a request body", re.compile(r"read|fill|InputStream|Content", re.I)),
+)
+
+
+def stuck_summary(busy):
+    """One short text from /stats' busyThreads ("name STATE in frame < frame ... app frame"):
+    what the threads that ran application code were stuck on when wrk stopped, eg,
+    "reading a request body: http-nio-8080-exec-1". None when /stats had no such field."""
+    if busy is None:
+        return None
+    groups = {}
+    for line in busy:
+        name, _, rest = line.partition(" ")
+        frames = rest.partition(" in ")[2] or rest
+        kind = next((k for k, pattern in STUCK_KINDS if pattern.search(frames.split(" ... ")[0])), None)
+        state = rest.split(" ")[0]
+        if state == "RUNNABLE":                               # busy working, not waiting on anyone
+            kind = "running (not blocked)"
+        kind = kind or state.lower()
+        groups.setdefault(kind, []).append(name)
+    if not groups:
+        return "none"
+    parts = []
+    for kind, names in groups.items():
+        shown = ", ".join(names[:2]) + (f" and {len(names) - 2} more" if len(names) > 2 else "")
+        parts.append(f"{kind}: {shown}")
+    return "; ".join(parts)
+
+
+def stats_fields(stats):
+    """The app's /stats the moment the load ended."""
+    return {
+        # In application code (inFlight) or still waiting for a pool thread (queued, e.g. behind
+        # a 1-thread sync app): either way the load generator never saw an answer.
+        "unfinished": (stats["inFlight"] + stats.get("queued", 0)) if "inFlight" in stats else None,
+        "max_in_flight": stats.get("maxInFlight"),
+        "app_completed": stats.get("completed"),
+        "app_errors": stats.get("errors"),
+        "handler_threads": len(stats["handlerThreads"]) if "handlerThreads" in stats else None,
+        "handler_thread_names": stats.get("handlerThreads"),
+        "client_threads": len(stats["clientThreads"]) if "clientThreads" in stats else None,
+        "live_threads": stats.get("liveThreads"),
+        "peak_threads": stats.get("peakThreads"),
+        "virtual_threads": stats.get("virtualThreads"),
+        "carrier_threads": len(stats["carrierThreads"]) if "carrierThreads" in stats else None,
+        "carrier_thread_names": stats.get("carrierThreads"),
+        "busy_threads": stats.get("busyThreads"),
+        "stuck": stuck_summary(stats.get("busyThreads")),
+    }
+
+
+def cell_record(d, ceilings):
+    """One cell's figures: its record, what its load generator measured, the app's /stats, CPU and
+    memory, and what its scenario adds; its bound (Little's law) and its % of the ceiling."""
+    r = CellRecord.load(d)
+    scenario, gen = scenarios.get(r.scenario), loadgens.get(r.loadgen)
+    threads = threads_value(r.threads)
+    conns = r.connections
+    # Little's law: throughput = requests in flight / time each spends. A thread-per-request
+    # app holds at most `threads` in flight; everything else at most one per connection.
+    # (On virtual threads, thread_per_request is false: a blocked virtual thread holds no carrier.)
+    sleep_s = scenario.wait_ms(r) / 1000.0
+    if conns is None:                  # an open loop: what its rate keeps in flight
+        conns = round((r.rate or 0) * sleep_s)
+    in_flight = min(conns, threads) if r.thread_per_request else conns
+    rec = {
+        "index": r.index, "round": r.round or 1, "loadgen": r.loadgen, "scenario": r.scenario,
+        "app": r.app, "container": r.container, "threads": threads, "pool_mode": r.pool_mode,
+        "wrk_threads": r.wrk_threads, "connections": r.connections, "duration_s": r.duration_s,
+        "sleep_ms": r.sleep_ms, "thread_per_request": r.thread_per_request,
+        "requests": None, "rps": None, "steady_rps": None,
+        "bound_rps": round(in_flight / sleep_s, 2), "ceiling_rps": None, "pct_of_ceiling": None,
+    }
+    rec.update(gen.figures(r, d))
+    if gen.has_ceiling and scenario.has_ceiling:
+        # The ceiling of the same round and load, by the same measure as the cell.
+        ceiling = ceilings.get((rec["round"], r.wrk_threads, r.connections)) or ceilings.get(
+            (1, r.wrk_threads, r.connections))
+        if ceiling:
+            rec["ceiling_rps"] = throughput(ceiling) if rec["steady_rps"] is not None else ceiling.get("rps")
+        if throughput(rec) is not None and rec["ceiling_rps"]:
+            rec["pct_of_ceiling"] = round(100.0 * throughput(rec) / rec["ceiling_rps"], 1)
+    rec.update(stats_fields(read_json(d / "stats.json") or {}))
+    m = r.measured
+    rec.update(cpu_fields(m, r.duration_s))
+    cpu_app_s, rss_kb = m.get("cpu_app_s"), m.get("peak_rss_kb")
+    rec.update({
+        "variant": r.variant,
+        "cpu_app_s": cpu_app_s,
+        # Sampled from /proc/PID/status every 0.25 s during the measured window (procs.Sampler).
+        "peak_rss_mb": None if rss_kb is None else round(rss_kb / 1024.0, 1),
+        "peak_os_threads": m.get("peak_os_threads"),
+    })
+    rec["cpu_ms_per_request"] = (round(1000.0 * cpu_app_s / rec["requests"], 2)
+                                 if cpu_app_s is not None and rec.get("requests") else None)
+    rec.update(scenario.figures(r, d))
+    for s in scenarios.ALL:              # every cell has every scenario's keys (None where not its own)
+        for k in s.fields:
+            rec.setdefault(k, None)
+    for g in loadgens.ALL:
+        rec.update({k: rec.get(k) for k in g.fields})
+    rec.update({
+        "app_start": r.app_start, "prep_s": r.prep_s, "cell_wall_s": r.cell_wall_s, "lab_line": r.lab_line,
+        "wrk_command": m.get("wrk_command") or m.get("vegeta_command"),
+        "wrk_output": str((d / gen.output).relative_to(d.parent.parent)),
+        "app_log": r.app_log, "status": r.status,
+    })
+    return rec
+
+
+def load_run(run_dir):
+    """results.json's content: the run's meta (with its calibration cells) and its cells; with
+    REPEAT, each round's own cells too (`make compare A=RUN@1 B=RUN@2`)."""
+    calibration = [calibration_record(d) for d in sorted((run_dir / "calibration").glob("*/"))]
+    calibration = [c for c in calibration if c["status"] != "running"]
+    cells = [cell_record(d, ceilings_of(calibration)) for d in sorted((run_dir / "cells").glob("*/"))]
+    cells = [c for c in cells if c["status"] != "running"]   # the cell in progress, if any
+    cells.sort(key=lambda c: c["index"] or 0)
+    by_round = {}
+    for c in cells:
+        by_round.setdefault(str(c["round"]), []).append(c)
+    cells = merge_rounds(cells)
+    calibration = merge_rounds(calibration, key=("loadgen", "wrk_threads", "connections"))
+    meta = meta_of(read_kv(run_dir / "meta.txt"))
+    meta["calibration"] = calibration
+    meta["run_dir"] = run_dir.resolve().name
+    run = {"meta": meta, "cells": cells}
+    if len(by_round) > 1:
+        run["rounds"] = by_round
+    return run
+
+
+INT_META = ("duration_s", "sleep_ms", "wrk_timeout_s", "warmup_s", "cells_planned", "wall_s", "measured_s",
+            "calibration_s", "rate", "repeat", "fds_needed", "cores")
+LIST_META = ("apps", "containers", "threads", "wrk_threads", "connections", "scenarios", "loadgens")
+
+
+def meta_of(kv):
+    """meta.txt as typed values: the common keys here, each scenario's own in Scenario.meta()."""
+    meta = dict(kv)
+    for key in INT_META:
+        if key in meta:
+            meta[key] = num(meta[key], int)
+    for key in LIST_META:
+        if key in meta:
+            meta[key] = meta[key].split()
+    for key in ("wrk_threads", "connections"):
+        if key in meta:
+            meta[key] = [int(v) for v in meta[key]]
+    for s in scenarios.ALL:
+        s.meta(meta)
+    if "threads" in meta:
+        meta["threads"] = [threads_value(v) for v in meta["threads"]]
+    return meta
+
+
+def ceilings_of(calibration):
+    """(round, wrk threads, connections) -> that calibration cell, for the cells' % of ceiling."""
+    return {(c["round"], c["wrk_threads"], c["connections"]): c for c in calibration
+            if c["status"] == "ok" and c["loadgen"] == "wrk"}
+
+
+# variant: two sweep variants can meet in one cell (sync-servlet:200 and :conns at 200 connections).
+CELL_KEY = ("scenario", "loadgen", "app", "container", "threads", "wrk_threads", "connections", "variant")
+# What REPEAT reports as a median with its min–max; everything else is the median round's.
+ROUND_METRICS = ("requests", "rps", "steady_rps", "pct_of_ceiling", "ceiling_rps", "latency_avg_ms", "p50_ms",
+                 "p90_ms", "p99_ms", "max_ms", "timeouts", "slow_2s", "unfinished", "max_in_flight",
+                 "handler_threads", "client_threads", "peak_threads", "peak_rss_mb", "peak_os_threads",
+                 "cpu_ms_per_request", "cpu_app_s", "cpu_box_pct", "cpu_app_cores",
+                 "cpu_remote_cores", "cpu_wrk_cores", "slow_bytes_per_s", "slow_completed",
+                 "ol_served_rps", "ol_success_pct", "ol_p50_ms", "ol_p90_ms", "ol_p99_ms", "ol_max_ms",
+                 "ol_timeouts")
+
+
+def median(values):
+    values = sorted(values)
+    n = len(values)
+    return values[n // 2] if n % 2 else (values[n // 2 - 1] + values[n // 2]) / 2
+
+
+def merge_rounds(records, key=CELL_KEY):
+    """REPEAT: one record per cell key, its metrics the median over the rounds that ran ok with
+    their min–max in `range`; `repeats` says how many rounds it has (1 without REPEAT). A cell
+    that failed in some rounds keeps the others and says so in `rounds_failed`."""
+    groups = {}
+    for r in records:
+        groups.setdefault(tuple(r.get(k) for k in key), []).append(r)
+    merged = []
+    for rounds in groups.values():
+        good = [r for r in rounds if r["status"] == "ok"]
+        if len(rounds) == 1 or not good:
+            rec = dict(rounds[0])
+            rec.update(repeats=len(rounds), rounds_failed=len(rounds) - len(good))
+            merged.append(rec)
+            continue
+        by_throughput = sorted(good, key=lambda r: throughput(r) or r.get("ol_served_rps") or 0)
+        rec = dict(by_throughput[(len(good) - 1) // 2])      # the median round's other fields
+        rec["range"] = {}
+        for m in ROUND_METRICS:
+            values = [r[m] for r in good if isinstance(r.get(m), (int, float))]
+            if values:
+                mid = median(values)
+                # Counts stay whole numbers where the median is one (3 timeouts, not 3.0).
+                rec[m] = int(mid) if all(isinstance(v, int) for v in values) and mid == int(mid) else round(mid, 2)
+                rec["range"][m] = [min(values), max(values)]
+        rec.update(repeats=len(rounds), rounds_failed=len(rounds) - len(good), index=rounds[0].get("index"))
+        merged.append(rec)
+    return merged
+
+

@@ -1,0 +1,58 @@
+"""The comparison table every scenario's section uses: one table per pool size x wrk setting,
+apps as rows, containers side by side."""
+from .fmt import f_rps, ranged, skipped, threads_label, threads_order
+
+
+def group_tables(cells, apps, containers, calibration, sleep_s, columns, values, heading=None, annotate=None):
+    """One table per pool size x wrk setting: apps as rows, `columns` per container side by side
+    (`values(cell)` gives their texts); a FAILED or SKIPPED cell gets a note under its table."""
+    lines = []
+    w = lines.append
+    by_key = {(c["app"], c["container"], c["threads"], c["wrk_threads"], c["connections"]): c for c in cells}
+    groups = []
+    for c in cells:
+        g = (c["threads"], c["wrk_threads"], c["connections"])
+        if g not in groups:
+            groups.append(g)
+    groups.sort(key=lambda g: (threads_order(g[0]), g[2], g[1]))
+    for threads, wt, cn in groups:
+        cal = next((c for c in calibration if c["loadgen"] == "wrk" and c["wrk_threads"] == wt
+                    and c["connections"] == cn), None)
+        ceiling = "not measured"
+        if cal and cal.get("rps"):
+            ceiling = f"{ranged(cal, 'rps', f_rps)} req/s"
+            if cal.get("steady_rps") is not None:
+                ceiling += f", steady {ranged(cal, 'steady_rps', f_rps)} req/s"
+        w(f"\n### {threads_label(threads)} · wrk -t{wt} -c{cn}\n\n")
+        if heading:
+            w(heading(threads, wt, cn) + "\n\n")
+        else:
+            if isinstance(threads, int):
+                tpr = f"thread-per-request apps {min(cn, threads) / sleep_s:g} req/s"
+            else:
+                tpr = "thread-per-request apps too (a blocked virtual thread holds no carrier)"
+            w(f"Ceiling (wrk straight at remote-sleep): {ceiling}. Bound: {cn / sleep_s:g} req/s, {tpr}.\n\n")
+        n = len(columns)
+        head = "| app |" + "".join(f" {ct} {columns[0]} |" + "".join(f" {h} |" for h in columns[1:])
+                                   for ct in containers)
+        w(head + "\n|---|" + "---:|" * (n * len(containers)) + "\n")
+        notes = []
+        for app in apps:
+            row = f"| {app} |"
+            for ct in containers:
+                c = by_key.get((app, ct, threads, wt, cn))
+                if c is None:
+                    row += " |" * n
+                elif c["status"] != "ok":
+                    row += f" {'SKIPPED' if skipped(c) else 'FAILED'} |" + " |" * (n - 1)
+                    notes.append(f"{app} on {ct}: {c['status']}")
+                else:
+                    row += "".join(f" {v} |" for v in values(c))
+                    if annotate and annotate(c):
+                        notes.append(f"{app} on {ct}: {annotate(c)}")
+            w(row + "\n")
+        for note in notes:
+            w(f"\n- {note}")
+        if notes:
+            w("\n")
+    return "".join(lines)

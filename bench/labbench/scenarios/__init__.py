@@ -1,0 +1,134 @@
+"""Scenarios as plug-ins: what happens during a cell, and how its results read.
+
+A scenario is one module here that defines a Scenario subclass and owns everything about it: its
+settings (defaults, usage lines, validation), its plan (which cells, which apps, what the load
+calls), its side load, its verification, its bound and ceiling, its fields and its report section.
+The runner, the report and compare ask the scenario of a cell (get(cell.scenario)) and never name
+one. Adding a scenario is one new module plus one line in ALL below; README "How to add a scenario".
+"""
+from dataclasses import dataclass
+from typing import Dict, Optional
+
+
+class Scenario:
+    name = ""                   # the SCENARIO value (a planner like the sweep has none it is chosen by)
+    selectable = True           # SCENARIO takes it
+    defaults: Dict[str, str] = {}   # its environment variables and their defaults (bench.sh --help)
+    fields = ()                 # keys every cell of a run carries (None where another scenario ran it)
+    has_ceiling = True          # a calibration cell of the same wrk load gives its cells a % of ceiling
+    side_load_resets_app = False    # an app that served this scenario is never reused
+
+    # ---- settings
+    def usage(self, v):
+        """Its lines in --help (v: every variable's current text)."""
+        return ""
+
+    def parse(self, v) -> dict:
+        """Its settings from the variables' texts, checked (settings.UsageError when wrong)."""
+        return {}
+
+    def meta_values(self, s) -> dict:
+        """What meta.txt records of its settings."""
+        return {}
+
+    def meta(self, meta):
+        """meta.txt's text values of its settings, typed in place (for results.json)."""
+
+    # ---- the plan and one cell
+    def apps(self, s):
+        return s.apps
+
+    def path(self, s):
+        """What the load calls."""
+        return "/call"
+
+    def cells(self, s, make, loadgens):
+        """The cells of one app x container x pool (make(loadgen, wrk_threads, connections) builds
+        one): by default a wrk cell per wrk setting and an open-loop cell, as LOADGEN asks."""
+        out = []
+        if "wrk" in loadgens:
+            out += [make("wrk", wt, conns) for conns in s.connections for wt in s.wrk_threads]
+        out += [make(name, None, None) for name in loadgens if name != "wrk"]
+        return out
+
+    def params(self, s) -> dict:
+        """Its settings as recorded in each cell's record."""
+        return {}
+
+    def verify(self):
+        """(path, text the answer must contain): one fast request that proves app -> remote -> app."""
+        return "/call?ms=0", "slept"
+
+    def warmup_path(self):
+        return "/call?ms=0"
+
+    def side_load(self, s, base_url, cell_dir):
+        """What runs beside the load (start/stop/result), or None. base_url: the app's, no path."""
+        return None
+
+    def skip_reason(self, app, java_major):
+        """Why this machine cannot run the app (the cell stays in the matrix as SKIPPED), or None."""
+        return None
+
+    def probes(self, s):
+        """For the one-request-at-a-time load generator: the requests to time."""
+        return []
+
+    def wait_ms(self, record):
+        """How long one request waits on the remote at best: its Little's-law time in system."""
+        return record.sleep_ms
+
+    # ---- the report
+    def figures(self, record, d) -> dict:
+        """Its own fields of a cell (from the record and its raw files): keys of `fields`."""
+        return dict.fromkeys(self.fields)
+
+    def summary(self, rec) -> Optional[str]:
+        """Its part of a cell's progress line, or None."""
+        return None
+
+    def environment_rows(self, meta):
+        return []
+
+    def sections(self, run, ctx):
+        """results.md text: [(order, text)]; the report puts every scenario's sections by order."""
+        return []
+
+    def charts(self, run_dir, run, draw=False):
+        """[(file name, title)] of its charts in run_dir/charts (with draw: drawn first)."""
+        return []
+
+    def closing_lines(self, run):
+        """Lines the bench prints at the end of a run."""
+        return []
+
+
+@dataclass
+class Context:
+    """What a section needs besides the run: its apps and containers, the calibration, the sleep."""
+    apps: list
+    containers: list
+    calibration: list
+    sleep_s: float
+    charts: list
+
+
+from . import call, fanout, slow_clients, sweep  # noqa: E402  (the modules subclass Scenario above)
+
+ALL = [call.SCENARIO, slow_clients.UPLOAD, slow_clients.DOWNLOAD, fanout.SCENARIO, sweep.SCENARIO]
+BY_NAME = {s.name: s for s in ALL}
+SELECTABLE = [s.name for s in ALL if s.selectable]
+DEFAULT = ALL[0].name
+PLANNERS = [s for s in ALL if hasattr(s, "selected")]      # a matrix of their own (the sweep)
+
+
+def get(name):
+    return BY_NAME[name or DEFAULT]
+
+
+def defaults():
+    """Every scenario's variables, in ALL's order (settings.DEFAULTS adds them)."""
+    out = {}
+    for s in ALL:
+        out.update(s.defaults)
+    return out

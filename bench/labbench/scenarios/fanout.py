@@ -1,0 +1,142 @@
+"""SCENARIO=fanout: one request, N remote calls (GET /fanout?n=N&ms=M). Each fan-out app is first
+timed one request at a time for each N of FANOUT (what the write-ups timed), then put under wrk's
+load with N = 10, where CPU per request and peak threads show what each model costs."""
+from .. import catalog
+from ..loadgens import probe as one_at_a_time
+from ..report.fmt import error_total, f_cores, f_int, f_lat, f_rps, num, ranged, status_text, threads_label, threads_order
+from ..report.tables import group_tables
+from . import Scenario
+
+# Under load, every fan-out request makes this many calls (the issue's "throughput at N = 10").
+FANOUT_LOAD_N = 10
+
+
+class Fanout(Scenario):
+    name = "fanout"
+    defaults = {
+        "FANOUT": "1 10 100",      # SCENARIO=fanout: the N of GET /fanout?n=N timed one request at a time
+        "FANOUT_MS": "300",        # SCENARIO=fanout: each of the N remote calls' delay (ms)
+        "FANOUT_APPS": "",         # SCENARIO=fanout: the fan-out apps; empty = all of them
+    }
+    fields = ("fanout_n", "fanout_ms")
+    has_ceiling = False        # its requests make N calls each, the calibration's make one
+
+    def usage(self, v):
+        return (f"  FANOUT=\"{v['FANOUT']}\"  FANOUT_MS={v['FANOUT_MS']}  FANOUT_APPS=\"{v['FANOUT_APPS'] or '(all)'}\"\n"
+                f"        SCENARIO=fanout: each fan-out app timed one request at a time for each N (GET /fanout?n=N&ms=FANOUT_MS),\n"
+                f"        then under wrk's load with N = {FANOUT_LOAD_N}; apps: {' '.join(catalog.apps_for(self.name))}\n")
+
+    def parse(self, v):
+        import re
+        from ..settings import UsageError, counts, known
+        fanout = counts("FANOUT", v["FANOUT"])
+        if max(fanout) > 1000:
+            raise UsageError(f"FANOUT: {max(fanout)} calls per request is more than the apps take (1..1000)")
+        if not (re.fullmatch(r"[0-9]{1,5}", v["FANOUT_MS"]) and int(v["FANOUT_MS"]) <= 60000):
+            raise UsageError(f"FANOUT_MS: '{v['FANOUT_MS']}' is not an integer in 0..60000")
+        apps = catalog.apps_for(self.name)
+        return {"fanout": fanout, "fanout_ms": int(v["FANOUT_MS"]),
+                "fanout_apps": known("FANOUT_APPS", v["FANOUT_APPS"] or " ".join(apps), apps, "fan-out app")}
+
+    def meta_values(self, s):
+        return {"fanout": " ".join(map(str, s.fanout)), "fanout_ms": s.fanout_ms, "fanout_apps": " ".join(s.fanout_apps)}
+
+    def meta(self, meta):
+        if "fanout_ms" in meta:
+            meta["fanout_ms"] = num(meta["fanout_ms"], int)
+        for key in ("fanout", "fanout_apps"):
+            if key in meta:
+                meta[key] = meta[key].split()
+
+    def apps(self, s):
+        return s.fanout_apps
+
+    def path(self, s):
+        return f"/fanout?n={FANOUT_LOAD_N}&ms={s.fanout_ms}"
+
+    def cells(self, s, make, loadgens):
+        # first one request at a time per FANOUT N, as the write-ups timed it
+        return [make("probe", None, None)] + super().cells(s, make, loadgens)
+
+    def params(self, s):
+        return {"fanout_n": FANOUT_LOAD_N, "fanout_ms": s.fanout_ms, "path": self.path(s)}
+
+    def verify(self):
+        # A fan-out app answers "app=… n=1 …" (a fire-and-forget one before its call even ran).
+        return "/fanout?n=1&ms=0", " n=1 "
+
+    def warmup_path(self):
+        return "/fanout?n=1&ms=0"
+
+    def skip_reason(self, app, java_major):
+        if app == "fanout-virtual" and java_major < 21:
+            return f"virtual threads need JDK 21+ (running {java_major})"
+        return None
+
+    def probes(self, s):
+        out = []
+        for n in s.fanout:
+            limit = n * s.fanout_ms / 1000.0 * 1.5 + 30          # sequential N x M, with room
+            out.append({"n": n, "ms": s.fanout_ms, "path": f"/fanout?n={n}&ms={s.fanout_ms}", "limit_s": limit,
+                        "settle_s": min(limit, n * s.fanout_ms / 1000.0 + 2), "followup": "/fanout?n=1&ms=0"})
+        return out
+
+    def wait_ms(self, record):
+        # each request's calls take FANOUT_MS, at best all at once
+        return max(record.params.get("fanout_ms") or 0, 1)
+
+    def figures(self, record, d):
+        return {"fanout_n": record.params.get("fanout_n"), "fanout_ms": record.params.get("fanout_ms")}
+
+    def sections(self, run, ctx):
+        text = fanout_section([c for c in run["cells"] if c.get("scenario") == self.name], ctx.containers,
+                              ctx.calibration, run["meta"])
+        return [(40, text)] if text else []
+
+
+def fanout_section(fan, containers, calibration, meta):
+    """SCENARIO=fanout: one request at a time per N (what the write-ups timed), then the same apps
+    under wrk's load with N = 10 (what each model costs: threads, CPU per request)."""
+    if not fan:
+        return ""
+    lines = []
+    w = lines.append
+    apps = meta.get("fanout_apps") or sorted({c["app"] for c in fan})
+    ms_each = fan[0].get("fanout_ms")
+    ns = sorted({p["n"] for c in fan for p in c.get("probes") or []})
+    w(f"\n## One request, many calls (SCENARIO=fanout)\n\n")
+    w(f"Each fan-out app answers `GET /fanout?n=N&ms={ms_each}` after N remote calls of {ms_each} ms; the "
+      f"models differ only in how those calls wait (README, \"One request, many calls\"; each app's "
+      f"limits — K threads, concurrency C, the common pool's parallelism — are in its `lab:` line). "
+      f"The first table times one request at a time, as the write-ups did (the client's wall time: "
+      f"sequential is N × {ms_each} ms, a model that overlaps all calls ≈ {ms_each} ms); the second puts "
+      f"the same apps under wrk's closed loop with N = {fan[0].get('fanout_n') or 10}, where **CPU ms/req** "
+      f"(the app's CPU time per answered request) and **peak thr.** show what each model costs. "
+      f"**bound** there is connections / {ms_each} ms: every call of every request overlapped.\n")
+    probes = [c for c in fan if c.get("loadgen") == "probe"]
+    for threads in sorted({c["threads"] for c in probes}, key=threads_order):
+        w(f"\n### One request at a time · {threads_label(threads)}\n\n")
+        w("| app | container |" + "".join(f" N = {n} |" for n in ns) + "\n|---|---|" + "---:|" * len(ns) + "\n")
+        for app in apps:
+            for ct in containers:
+                c = next((x for x in probes if x["app"] == app and x["container"] == ct and x["threads"] == threads), None)
+                if c is None:
+                    continue
+                if c["status"] != "ok" and not c.get("probes"):
+                    w(f"| {app} | {ct} | {status_text(c)} |" + " |" * (len(ns) - 1) + "\n")
+                    continue
+                by_n = {p["n"]: p for p in c.get("probes") or []}
+                w(f"| {app} | {ct} |" + "".join(f" {one_at_a_time.probe_text(by_n[n]) if n in by_n else '—'} |" for n in ns) + "\n")
+    loaded = [c for c in fan if c.get("loadgen", "wrk") == "wrk"]
+    if loaded:
+        w(f"\n### Under load (N = {loaded[0].get('fanout_n')})\n")
+        w(group_tables(loaded, apps, containers, calibration, (ms_each or 1) / 1000.0,
+                     ["steady req/s", "bound", "p99", "errors", "peak thr.", "CPU ms/req"],
+                     lambda c: [ranged(c, "steady_rps", f_rps), f_rps(c["bound_rps"]), ranged(c, "p99_ms", f_lat),
+                                f_int(error_total(c)), f_int(c.get("peak_threads")), f_cores(c.get("cpu_ms_per_request"))],
+                     heading=lambda t, wt, cn: f"wrk -t{wt} -c{cn} on `/fanout?n={loaded[0].get('fanout_n')}&ms={ms_each}`."))
+    return "".join(lines)
+
+
+
+SCENARIO = Fanout()

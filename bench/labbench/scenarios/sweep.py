@@ -1,0 +1,481 @@
+"""The sweep (`make sweep`, `./bench.sh sweep`, or any run with SWEEP set): how far each model
+scales. A planner of call cells: each variant (app[@container]:threads) runs at every level of SWEEP
+as wrk -c, a fresh JVM per level warmed up at that level, with a calibration cell per level. It
+owns its settings, its plan, the machine-limit fallback of its default, the knee per variant, the
+memory per 1,000 in flight, its report section and its charts."""
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import catalog
+from ..checks import COUNT, UsageError, counts, is_virtual, known, split_list
+from ..report.fmt import error_total, f_cores, f_int, f_lat, f_mb, f_pct, f_rps, num, skipped, status_text, throughput
+from . import Scenario
+
+# A sweep variant is app[@container]:threads, threads = N, vN, or "conns": a pool as large as
+# the level's connections (thread-per-request at any scale: what a platform thread per request costs).
+VARIANT = re.compile(r"([a-z-]+)(?:@([a-z]+))?:(conns|v?[0-9]+)")
+# Settings the sweep sets itself: it runs CONNECTIONS over SWEEP for each variant, the call scenario, wrk only.
+NOT_IN_SWEEP = {"APPS": "SWEEP_VARIANTS", "CONTAINERS": "SWEEP_CONTAINER or app@container in SWEEP_VARIANTS",
+                "THREADS": "SWEEP_VARIANTS", "CONNECTIONS": "SWEEP", "SCENARIO": "", "LOADGEN": "", "REPEAT": ""}
+# --threads takes at most this many (LabConfig.MAX_THREADS): the "conns" variant's largest level.
+MAX_APP_THREADS = 10000
+KNEE_PCT = 95.0        # a level holds when its steady req/s is >= this % of its ceiling, without errors
+BUSY = 0.9             # a CPU counts as saturated at >= 90 % of what it can use (the box: >= 95 %)
+# Its charts (bench/charts.py draws them): file name in charts/, title.
+CHARTS = [("sweep-throughput", "steady req/s vs connections, with the ceiling"),
+          ("sweep-p99", "p99 latency vs connections"),
+          ("sweep-rss", "peak RSS vs connections"),
+          ("sweep-cpu", "CPU ms per request vs connections")]
+ROOT = Path(__file__).resolve().parents[3]
+CHART_PYTHON = ROOT / ".tools" / "venv" / "bin" / "python"   # bench/tools/install.sh matplotlib
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One row of the sweep: an app on a container with a pool, run at every SWEEP level."""
+    app: str
+    container: str
+    threads: str              # "200", "v1", or "conns" (= the level's connections)
+
+    @property
+    def id(self):
+        return f"{self.app}@{self.container}:{self.threads}"
+
+    def threads_at(self, level):
+        return str(level) if self.threads == "conns" else self.threads
+
+    @property
+    def label(self):
+        """eg, "sync-servlet jetty, 200 threads", "webflux netty, 1 event loop"."""
+        if self.threads == "conns":
+            pool = "threads = connections"
+        elif is_virtual(self.threads):
+            pool = f"{self.threads} (virtual threads on {self.threads[1:]} carrier{'s' if self.threads != 'v1' else ''})"
+        elif self.container == "netty":
+            pool = f"{self.threads} event loop{'s' if self.threads != '1' else ''}"
+        else:
+            pool = f"{self.threads} thread{'s' if self.threads != '1' else ''}"
+        return f"{self.app} {self.container}, {pool}"
+
+
+
+def parse_variants(text, default_container):
+    """SWEEP_VARIANTS: app[@container]:threads, each checked like APPS, CONTAINERS and THREADS."""
+    variants = []
+    for spec in split_list(text):
+        m = VARIANT.fullmatch(spec)
+        if not m:
+            raise UsageError(f"SWEEP_VARIANTS: '{spec}' is not app[@container]:threads (threads N, vN or conns)")
+        app, container, threads = m.group(1), m.group(2) or default_container, m.group(3)
+        known("SWEEP_VARIANTS", app, catalog.apps_for("call"), "app")
+        known("SWEEP_VARIANTS", container, catalog.CONTAINERS, "container")
+        if threads != "conns" and not COUNT.fullmatch(threads[1:] if is_virtual(threads) else threads):
+            raise UsageError(f"SWEEP_VARIANTS: '{spec}': threads must be a positive integer, vN or conns")
+        if not catalog.runs_on(app, container) or (container in catalog.EVENT_LOOP and is_virtual(threads)):
+            raise UsageError(f"SWEEP_VARIANTS: '{spec}': netty runs only the webflux app, on N event loops (not vN)")
+        variant = Variant(app, container, threads)
+        if variant in variants:
+            raise UsageError(f"SWEEP_VARIANTS: '{spec}' is there twice")
+        variants.append(variant)
+    if not variants:
+        raise UsageError("SWEEP_VARIANTS is empty")
+    return variants
+
+
+def sweep_environ(environ, n_cores):
+    """The sweep's own matrix as the ordinary settings: CONNECTIONS = SWEEP, wrk -t = cores unless
+    set; a setting the sweep replaces must not be set (it would be silently ignored)."""
+    from ..settings import DEFAULTS, raw_values
+    for name, instead in NOT_IN_SWEEP.items():
+        value = environ.get(name)
+        if value and value != {"SCENARIO": "call", "LOADGEN": "wrk", "REPEAT": "1"}.get(name):
+            what = f"set {instead} instead" if instead else f"the sweep runs {DEFAULTS[name].split()[0]} only"
+            raise UsageError(f"{name}={value}: the sweep sets {name} itself ({what})")
+    v = raw_values(environ)
+    if v["SWEEP_CONTAINER"] not in ("jetty", "tomcat"):
+        raise UsageError(f"SWEEP_CONTAINER: '{v['SWEEP_CONTAINER']}' is not jetty or tomcat "
+                         f"(netty runs webflux only: webflux@netty:N in SWEEP_VARIANTS)")
+    levels = counts("SWEEP", v["SWEEP"])
+    if len(set(levels)) != len(levels):
+        raise UsageError(f"SWEEP: a level is there twice ({v['SWEEP']})")
+    variants = parse_variants(v["SWEEP_VARIANTS"], v["SWEEP_CONTAINER"])
+    if any(x.threads == "conns" for x in variants) and max(levels) > MAX_APP_THREADS:
+        raise UsageError(f"SWEEP: {max(levels)} connections: a 'conns' variant would need --threads {max(levels)}, "
+                         f"more than the apps take (1..{MAX_APP_THREADS})")
+    env = dict(environ, CONNECTIONS=" ".join(map(str, sorted(levels))),
+               WRK_THREADS=environ.get("WRK_THREADS") or str(n_cores),
+               APPS=" ".join(dict.fromkeys(x.app for x in variants)),
+               CONTAINERS=" ".join(dict.fromkeys(x.container for x in variants)),
+               THREADS=" ".join(dict.fromkeys(x.threads for x in variants if x.threads != "conns")) or "1")
+    return env, variants
+
+
+def sweep_variants(run):
+    """[(variant id, label, its cells sorted by level)] in the run's order."""
+    meta = run["meta"]
+    labels = meta.get("variant_labels") or {}
+    ids = meta.get("sweep_variants") or list(dict.fromkeys(c["variant"] for c in run["cells"] if c.get("variant")))
+    out = []
+    for v in ids:
+        cells = sorted((c for c in run["cells"] if c.get("variant") == v), key=lambda c: c["connections"] or 0)
+        out.append((v, labels.get(v, v), cells))
+    return out
+
+
+def pool_threads(c):
+    """The N a cell's pool has: 200 for 200, 1 for v1 (carriers), None for none."""
+    t = c.get("threads")
+    if isinstance(t, int):
+        return t
+    return int(t[1:]) if isinstance(t, str) and t[1:].isdigit() else None
+
+
+def not_held(c):
+    """Why a sweep cell does not hold its level ([] when it does): FAILED, below KNEE_PCT % of
+    its ceiling, or errors (wrk's connect/read/write/status errors and timeouts)."""
+    if c["status"] != "ok":
+        return [c["status"]]
+    why = []
+    pct = c.get("pct_of_ceiling")
+    if pct is None:
+        why.append("no ceiling to compare with")
+    elif pct < KNEE_PCT:
+        why.append(f"{pct:.1f} % of the ceiling")
+    errors = (error_total(c) or 0) + (c.get("timeouts") or 0)
+    if errors:
+        why.append(f"{errors} error{'s' if errors != 1 else ''}")
+    return why
+
+
+def saturated(c, cores=2):
+    """What saturated in a cell, from its pool and CPU columns: a list of short texts, empty when
+    no recorded resource did. The pool: a thread-per-request app's Little's-law bound below the
+    ceiling. The box: >= 95 % of all cores busy (wrk, app and remote-sleep share them). The app:
+    its CPU near the N threads that may run its code (when N < cores). wrk: near its -t."""
+    found = []
+    bound, ceiling = c.get("bound_rps"), c.get("ceiling_rps")
+    n = pool_threads(c)
+    if c.get("thread_per_request") and bound and ceiling and bound < BUSY * ceiling:
+        found.append(f"the pool ({n} threads: at most {n} requests in flight, {bound:g} req/s by Little's law)")
+    box = c.get("cpu_box_pct")
+    if box is not None and box >= 95:
+        found.append(f"box CPU {box:.0f} %")
+    app = c.get("cpu_app_cores")
+    if app is not None and n and n < cores and app >= BUSY * n:
+        found.append(f"app CPU {app:.2f} cores for its {n} thread{'s' if n != 1 else ''}")
+    wrk = c.get("cpu_wrk_cores")
+    if wrk is not None and c.get("wrk_threads") and wrk >= BUSY * c["wrk_threads"]:
+        found.append(f"wrk CPU {wrk:.2f} cores for -t{c['wrk_threads']}")
+    return found
+
+
+def cpu_text(c):
+    return (f"box CPU {c.get('cpu_box_pct')} %, app {f_cores(c.get('cpu_app_cores'))} cores, "
+            f"wrk {f_cores(c.get('cpu_wrk_cores'))}, remote-sleep {f_cores(c.get('cpu_remote_cores'))}")
+
+
+def knee(cells, cores=2):
+    """The first level of a variant's cells (sorted by level) that does not hold, as
+    {"level", "why", "saturated", "cell"}; None when every level held. SKIPPED cells are no
+    level at all."""
+    for c in cells:
+        if skipped(c):
+            continue
+        why = not_held(c)
+        if why:
+            return {"level": c["connections"], "why": why, "saturated": saturated(c, cores), "cell": c}
+    return None
+
+
+def plateau(cells):
+    """A thread-per-request variant's req/s at the levels past its pool: (min, max, from level)."""
+    past = [c for c in cells if c["status"] == "ok" and c.get("thread_per_request")
+            and pool_threads(c) and c["connections"] > pool_threads(c) and throughput(c) is not None]
+    if not past:
+        return None
+    rates = [throughput(c) for c in past]
+    return min(rates), max(rates), past[0]["connections"]
+
+
+def knee_lines(run):
+    """One line per sweep variant: its knee with why and what saturated, or how far it held."""
+    cores = run["meta"].get("cores") or 2
+    cal = {c["connections"]: c for c in run["meta"]["calibration"] if c["loadgen"] == "wrk"}
+    lines = []
+    for _v, label, cells in sweep_variants(run):
+        ran = [c for c in cells if not skipped(c)]
+        if not ran:
+            lines.append(f"{label}: SKIPPED ({cells[0]['status'][len('SKIPPED: '):] if cells else 'no cell'})")
+            continue
+        k = knee(cells, cores)
+        if k is None:
+            text = (f"{label}: no knee up to {ran[-1]['connections']} connections (>= {KNEE_PCT:g} % of the "
+                    f"ceiling, no errors, at every level; at {ran[-1]['connections']}: {cpu_text(ran[-1])})")
+        else:
+            sat = "; ".join(k["saturated"]) or f"no recorded resource ({cpu_text(k['cell'])})"
+            text = f"{label}: knee at {k['level']} connections ({', '.join(k['why'])}); saturated: {sat}"
+            c = cal.get(k["level"]) or {}
+            cal_errors = (error_total(c) or 0) + (c.get("timeouts") or 0)
+            if cal_errors:
+                text += (f" (the calibration had {cal_errors} errors at this level too: the machine's limit, "
+                         f"not only the model's)")
+        p = plateau(cells)
+        if p:
+            text += (f"; past {pool_threads(ran[0])} connections it stays at {p[0]:.1f}–{p[1]:.1f} req/s "
+                     f"(from {p[2]} on)")
+        lines.append(text)
+    return lines
+
+
+def in_flight(c):
+    """Requests a cell held in flight: the app's own peak count (/stats maxInFlight), else the
+    Little's-law figure min(connections, pool) for thread-per-request, connections for the rest."""
+    if c.get("max_in_flight") is not None:
+        return c["max_in_flight"]
+    n = pool_threads(c)
+    return min(c["connections"], n) if c.get("thread_per_request") and n else c["connections"]
+
+
+def memory_levels(variants):
+    """The two levels the memory table compares every variant at: the lowest, and the highest
+    at which every variant that ran has an ok cell (so each row compares the same load), or
+    None for the latter when no level above the lowest is common."""
+    ran = [cells for _v, _l, cells in variants if any(c["status"] == "ok" for c in cells)]
+    if not ran:
+        return None, None
+    levels = sorted({c["connections"] for cells in ran for c in cells})
+    common = [lvl for lvl in levels if all(any(c["connections"] == lvl and c["status"] == "ok" for c in cells)
+                                           for cells in ran)]
+    return levels[0], (common[-1] if len(common) > 1 else None)
+
+
+def memory_per_1000(cells, hi_level=None):
+    """Peak RSS per 1,000 requests in flight, from two levels of one variant: the lowest and
+    `hi_level` (default: the highest that ran ok); the slope between them, so the JVM's fixed
+    cost drops out. A dict, or None when fewer than two levels ran; its mb_per_1000 is None
+    when the in-flight count did not grow with the level (a pool-capped app)."""
+    ok = [c for c in cells if c["status"] == "ok" and c.get("peak_rss_mb") is not None]
+    if hi_level is not None:
+        ok = [c for c in ok if c["connections"] <= hi_level]
+    if len(ok) < 2:
+        return None
+    lo, hi = ok[0], ok[-1]
+    d_in = in_flight(hi) - in_flight(lo)
+    capped = hi.get("thread_per_request") and pool_threads(hi) and hi["connections"] > pool_threads(hi)
+    d_mb = hi["peak_rss_mb"] - lo["peak_rss_mb"]
+    row = {"lo": lo, "hi": hi, "in_lo": in_flight(lo), "in_hi": in_flight(hi), "mb_per_1000": None,
+           # The same per connection: a pool-capped app holds the rest queued (socket, parsed request).
+           "mb_per_1000_conns": round(1000.0 * d_mb / (hi["connections"] - lo["connections"]), 1)}
+    if d_in > 0 and not capped:
+        row["mb_per_1000"] = round(1000.0 * d_mb / d_in, 1)
+    return row
+
+
+def sweep_section(run, chart_names):
+    lines = []
+    w = lines.append
+    meta = run["meta"]
+    cores = meta.get("cores") or 2
+    levels = meta.get("sweep") or []
+    variants = sweep_variants(run)
+    cal = {c["connections"]: c for c in meta["calibration"] if c["loadgen"] == "wrk"}
+    w("\n## How far does each model scale? (the sweep)\n\n")
+    w(f"Each variant ran at every level of `SWEEP` ({', '.join(map(str, levels))} connections; wrk "
+      f"-t{' -t'.join(map(str, meta.get('wrk_threads') or []))}, {meta.get('duration_s')} s per cell), on a "
+      f"fresh JVM per level warmed up at that level, with a calibration cell (wrk straight at remote-sleep) "
+      f"at every level.\n\n")
+    w("### How to read the sweep\n\n")
+    w(f"- **ceiling**: at each level, the calibration's steady req/s: what this box and this closed-loop "
+      f"window reach with no app in between. At high levels it falls below connections / 1 s even for "
+      f"remote-sleep: connection set-up and a full accept queue cost the first requests, and wrk, remote-sleep "
+      f"and the app share {cores} cores (lab-notes traps 13–15).\n")
+    w(f"- **knee**: the first level whose steady req/s is below {KNEE_PCT:g} % of *that level's* ceiling, or "
+      f"that had errors (wrk's connect/read/write/status errors and timeouts) or FAILED. Past it the model — "
+      f"or the machine — no longer keeps up. **saturated** names what ran out there, when a recorded "
+      f"resource did: **the pool** (a thread-per-request app holds one request per thread, so its "
+      f"Little's-law bound, threads / 1 s, is below the ceiling), **box CPU** ≥ 95 % (then the box, not "
+      f"the model, is the limit: wrk and remote-sleep need CPU too), **app CPU** within 10 % of the N "
+      f"threads that may run its code (N < cores), or **wrk CPU** near its -t. None named: the cause is "
+      f"elsewhere (connection set-up, the accept queue, GC pauses).\n")
+    w("- **app CPU s**: CPU seconds the app's JVM used during the measured window (utime + stime from "
+      "/proc/PID/stat, all its threads: request handling, the HTTP client, GC, JIT). **CPU ms/req**: that, "
+      "divided by the requests wrk counted: what one request costs this model (lower is cheaper; at a "
+      "saturated level it also includes the work of requests still in flight when wrk stopped).\n")
+    w("- **peak RSS**: the app's largest resident memory (VmRSS) sampled every 0.25 s over the window: "
+      "heap the GC has touched, thread stacks, metaspace, code, buffers — what the OS gives this process. "
+      "The JVM's heap is sized by the GC (the default max heap is 1/4 of RAM), so part of the growth is "
+      "garbage not yet collected: read differences between models, not the last MB. **peak thr.** the "
+      "largest number of OS threads (/proc/PID/status `Threads`: pool, selector, client, GC and compiler "
+      "threads; a virtual thread is not one, its carrier is).\n")
+    w("- **box / app / wrk / remote**: % of all cores busy over the window, and the cores each process "
+      "used (CPU seconds / duration). A box near 100 % means the load generator and the servers compete "
+      "for the CPU: the knee is then the machine's, not the model's.\n")
+    w("- **memory per 1,000 in-flight**: (peak RSS at the highest level that ran − peak RSS at the lowest) "
+      "/ (requests in flight there − there) × 1,000, with requests in flight from the app's own count "
+      "(`/stats` maxInFlight). The fixed cost of a JVM drops out; what stays is what each waiting "
+      "request costs: a platform thread's stack and the objects of its request, or a virtual thread's "
+      "stack on the heap, or a parked callback. **per 1,000 connections** divides by the connections "
+      "instead: the same for a model that holds every connection's request in flight, and for a "
+      "pool-capped one it also counts the connections queued for a thread.\n")
+    w("- **in flight**: the most requests the app held in application code at once (`/stats` maxInFlight); "
+      "**unfinished**: requests still in flight or queued for a pool thread when wrk stopped (a pool-capped "
+      "app holds the rest of its connections in its queue). Latency: wrk's **p99**, measured from when it "
+      "sent (closed loop): past the knee requests queue in the app, and p99 grows towards the window.\n")
+
+    w("\n### Knee per variant\n\n")
+    for line in knee_lines(run):
+        w(f"- {line}\n")
+
+    if chart_names:
+        w("\n### Charts\n\n")
+        for name, title in chart_names:
+            w(f"![{title}](charts/{name}.png)\n\n")
+        w("Each chart also as SVG: " + ", ".join(f"[{name}.svg](charts/{name}.svg)" for name, _ in chart_names)
+          + ". One line per variant, connections on a log scale; the throughput chart's dashed line is the "
+            "ceiling.\n")
+
+    w("\n### Memory per 1,000 in-flight requests\n\n")
+    _lo_level, hi_level = memory_levels(variants)
+    if hi_level is not None:
+        w(f"Every row compares the same two levels: the lowest and {hi_level}, the highest at which every "
+          f"variant ran.\n\n")
+    w("| variant | levels | in flight | peak RSS | MB per 1,000 in flight | MB per 1,000 connections "
+      "| peak OS threads |\n|---|---|---|---|---:|---:|---|\n")
+    for _v, label, cells in variants:
+        m = memory_per_1000(cells, hi_level)
+        if m is None:
+            status = next((c["status"] for c in cells if c["status"] != "ok"), "fewer than two levels ran")
+            w(f"| {label} | — | — | — | — | — | {status} |\n")
+            continue
+        lo, hi = m["lo"], m["hi"]
+        per = (f"{m['mb_per_1000']:.1f}" if m["mb_per_1000"] is not None
+               else f"— (in flight capped at {pool_threads(hi)} by its pool)")
+        w(f"| {label} | {lo['connections']} → {hi['connections']} | {m['in_lo']} → {m['in_hi']} | "
+          f"{lo['peak_rss_mb']:.0f} → {hi['peak_rss_mb']:.0f} MB | {per} | {m['mb_per_1000_conns']:.1f} | "
+          f"{f_int(lo.get('peak_os_threads'))} → {f_int(hi.get('peak_os_threads'))} |\n")
+
+    w("\n### Every level, per variant\n")
+    cols = ["connections", "ceiling", "steady req/s", "% of ceiling", "p99", "errors", "in flight", "unfinished",
+            "app CPU s", "CPU ms/req", "peak RSS MB", "peak thr.", "box CPU", "app", "wrk", "remote", "saturated"]
+    for _v, label, cells in variants:
+        w(f"\n#### {label}\n\n")
+        w("|" + "".join(f" {h} |" for h in cols) + "\n|" + "---:|" * (len(cols) - 1) + "---|\n")
+        for c in cells:
+            ceiling = cal.get(c["connections"])
+            ceiling_text = f_rps(throughput(ceiling)) if ceiling else "—"
+            if c["status"] != "ok":
+                w(f"| {c['connections']} | {ceiling_text} | {status_text(c)} |" + " |" * (len(cols) - 3) + "\n")
+                continue
+            errors = (error_total(c) or 0) + (c.get("timeouts") or 0)
+            w(f"| {c['connections']} | {ceiling_text} | {f_rps(throughput(c))} | {f_pct(c.get('pct_of_ceiling'))} | "
+              f"{f_lat(c.get('p99_ms'))} | {errors} | {f_int(c.get('max_in_flight'))} | {f_int(c.get('unfinished'))} | "
+              f"{f_cores(c.get('cpu_app_s'))} | "
+              f"{f_cores(c.get('cpu_ms_per_request'))} | "
+              f"{f_mb(c.get('peak_rss_mb'))} | "
+              f"{f_int(c.get('peak_os_threads'))} | "
+              f"{'—' if c.get('cpu_box_pct') is None else str(c['cpu_box_pct']) + ' %'} | "
+              f"{f_cores(c.get('cpu_app_cores'))} | {f_cores(c.get('cpu_wrk_cores'))} | "
+              f"{f_cores(c.get('cpu_remote_cores'))} | {'; '.join(saturated(c, cores)) or '—'} |\n")
+
+
+    return "".join(lines)
+
+
+def draw_charts(run_dir):
+    """Draw a sweep's charts into run_dir/charts/ with the venv's matplotlib (the bench stays
+    standard-library only); a WARNING, not a failure, when they cannot be drawn."""
+    if not CHART_PYTHON.exists():
+        print("WARNING: no charts: matplotlib is not installed; run: bench/tools/install.sh matplotlib",
+              file=sys.stderr)
+        return
+    r = subprocess.run([str(CHART_PYTHON), str(ROOT / "bench" / "charts.py"), str(run_dir)],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+    print(r.stdout.rstrip() if r.returncode == 0 else f"WARNING: bench/charts.py failed:\n{r.stdout}",
+          file=sys.stdout if r.returncode == 0 else sys.stderr)
+
+
+
+
+class Sweep(Scenario):
+    name = "sweep"
+    selectable = False          # chosen by `./bench.sh sweep` or SWEEP, not by SCENARIO
+    defaults = {
+        "SWEEP": "100 500 1000 2000 5000 10000",   # the connection levels every sweep variant runs at
+        "SWEEP_VARIANTS": "sync-servlet:200 sync-servlet:conns sync-servlet:v1 async-servlet:1 nio-servlet:1 "
+                          "webflux:1 webflux@netty:1",
+        "SWEEP_CONTAINER": "jetty",  # the container of every variant without @container
+    }
+
+    def selected(self, argv, environ):
+        return argv == [self.name] or bool(environ.get("SWEEP"))
+
+    def environ(self, environ, n_cores):
+        return sweep_environ(environ, n_cores)
+
+    def plan(self, s, make):
+        """For each variant, each SWEEP level (s.connections) with each wrk -t, in that order; the
+        variants' combinations were checked when SWEEP_VARIANTS was parsed."""
+        return [make(v.app, v.container, v.threads_at(conns), wt, conns, v.id)
+                for v in s.variants for conns in s.connections for wt in s.wrk_threads]
+
+    def fit_limits(self, environ, s, error, held):
+        """The default sweep asks for 10,000 connections; where this machine's file limit cannot hold
+        them (eg, a container's hard ulimit -n of 20,000 that root may not raise), it runs the largest
+        level the limit holds instead and says so. A SWEEP you set fails: (levels, note) or None."""
+        if environ.get("SWEEP") or held < 1000:
+            return None
+        return (sorted({min(level, held) for level in s.connections}),
+                f"SWEEP level {max(s.connections)} runs as {held}: {error}")
+
+    def meta_values(self, s):
+        return {"mode": self.name, "sweep": " ".join(map(str, s.connections)),
+                "sweep_variants": " ".join(v.id for v in s.variants), "sweep_container": s.raw["SWEEP_CONTAINER"],
+                **{f"variant_label.{v.id}": v.label for v in s.variants}}
+
+    def meta(self, meta):
+        if meta.get("mode") == self.name:
+            meta["sweep"] = [int(v) for v in meta.get("sweep", "").split()]
+            meta["sweep_variants"] = meta.get("sweep_variants", "").split()
+        labels = {k[len("variant_label."):]: meta.pop(k) for k in list(meta) if k.startswith("variant_label.")}
+        if labels:
+            meta["variant_labels"] = labels
+
+    def environment_rows(self, meta):
+        if meta.get("mode") != self.name:
+            return []
+        labels = meta.get("variant_labels") or {}
+        return [("sweep levels (wrk -c)", " ".join(map(str, meta.get("sweep") or []))),
+                ("sweep variants", "; ".join(f"`{v}` ({labels.get(v, v)})" for v in meta.get("sweep_variants") or [])),
+                ("sweep container (variants without @container)", meta.get("sweep_container", "?"))]
+
+    def sections(self, run, ctx):
+        if run["meta"].get("mode") != self.name:
+            return []
+        return [(10, sweep_section(run, ctx.charts))]
+
+    def charts(self, run_dir, run, draw=False):
+        if run["meta"].get("mode") != self.name:
+            return []
+        if draw and any(c["status"] == "ok" for c in run["cells"]):
+            draw_charts(run_dir)
+        return [(n, title) for n, title in CHARTS if (run_dir / "charts" / f"{n}.png").exists()]
+
+    def closing_lines(self, run):
+        if run["meta"].get("mode") != self.name:
+            return []
+        return ["== knee per variant (the first level below 95 % of its ceiling, or with errors):"] + [
+            f"   {line}" for line in knee_lines(run)]
+
+    def starting_lines(self, s):
+        return ([f"== sweep: {len(s.variants)} variants x {len(s.connections)} levels "
+                 f"({' '.join(map(str, s.connections))} connections), wrk -t{' -t'.join(map(str, s.wrk_threads))}; "
+                 f"a fresh app per level"] + [f"   {v.id:28s} {v.label}" for v in s.variants])
+
+    def usage(self, v):
+        return ""
+
+
+SCENARIO = Sweep()
