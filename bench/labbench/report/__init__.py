@@ -21,6 +21,7 @@ from . import csvout, figures
 from .figures import calibration_record, cell_record, ceilings_of, load_run  # noqa: F401
 from .fmt import (error_total, f_cores, f_int, f_lat, f_mb, f_pct, f_rps, per_connection, ranged, status_text,
                   throughput, write_atomically)
+from .summary import first_screen
 
 
 def summary_line(rec):
@@ -78,26 +79,23 @@ def update(run_dir, summary_dir=None, charts=False):
 
 
 def markdown(run, charts=()):
-    """results.md; `charts`: the sweep's (name, title) charts drawn into charts/, to embed."""
+    """results.md: the first screen (summary.py), each scenario's section(s) in their order, then the
+    appendix. `charts`: a scenario's (name, title) charts drawn into charts/, to embed."""
     meta, cells = run["meta"], run["cells"]
-    out = io.StringIO()
-    w = out.write
     calibration = meta["calibration"]
     apps = meta.get("apps") or sorted({c["app"] for c in cells})
     containers = meta.get("containers") or sorted({c["container"] for c in cells})
-    sleep_ms = meta.get("sleep_ms") or 0
-    duration_s = meta.get("duration_s") or 0
-    planned = meta.get("cells_planned")
+    sleep_s = (meta.get("sleep_ms") or 1000) / 1000.0
+    ctx = scenarios.Context(apps, containers, calibration, sleep_s, list(charts))
+    sections = [sec for s in scenarios.ALL for sec in s.sections(run, ctx)]
+    return "".join([first_screen(run), *(text for _order, text in sorted(sections, key=lambda sec: sec[0])),
+                    "\n# Appendix\n", environment(meta, apps, containers), lab_lines(cells),
+                    this_run(meta, calibration, containers), all_cells(cells), calibration_table(calibration)])
 
-    w(f"# Benchmark results: {meta.get('date', '?')}\n\n")
-    done = f"{len(cells)} of {planned} cells" if planned and planned != len(cells) else f"{len(cells)} cells"
-    if planned and len(cells) < planned:
-        done += " (**run incomplete**: interrupted or still running)"
-    w(f"{done}: each is one `wrk -d{duration_s}s` run against an app's `GET /call`, which calls "
-      f"remote-sleep's `/sleep` ({sleep_ms} ms) and returns its body. Run directory "
-      f"`{meta.get('run_dir')}`; raw wrk output in `cells/*/wrk.txt`, server logs in `logs/`.\n\n")
 
-    w("## Configuration and environment\n\n| | |\n|---|---|\n")
+def environment(meta, apps, containers):
+    """The configuration and the machine, a row each."""
+    duration_s, sleep_ms = meta.get("duration_s") or 0, meta.get("sleep_ms") or 0
     rows = [
         ("apps", " ".join(apps)),
         ("containers", " ".join(containers)),
@@ -129,18 +127,18 @@ def markdown(run, charts=()):
         rows.insert(-1, ("ephemeral ports (net.ipv4.ip_local_port_range) / cores",
                          f"{meta['port_range']} / {meta.get('cores', '?')}"))
     if meta.get("wall_s") is not None and meta.get("measured_s"):
-        rows.append(("run time", f"{meta['wall_s']} s wall for {meta['measured_s']} s measured in cells "
+        rows.append(("run time", f"{meta['wall_s']} s wall for {meta['measured_s']} s of timed load in cells "
                                  f"(+ {meta.get('calibration_s')} s calibration): "
                                  f"{meta['wall_s'] / meta['measured_s']:.2f}×"))
     if meta.get("fds_needed"):
         rows.append(("file descriptors the app needs at the largest level", f"~{meta['fds_needed']} (2 per connection + 1024)"))
-    for note in (meta.get("limit_notes") or "").split(" | "):
-        if note:
-            rows.append(("limits", note))
-    for k, v in rows:
-        w(f"| {k} | {v} |\n")
-    # The apps' startup lines, with the app id and pool size blanked so equal ones merge.
-    lab_lines = {}
+    rows += [("limits", note) for note in (meta.get("limit_notes") or "").split(" | ") if note]
+    return "\n## Configuration and environment\n\n| | |\n|---|---|\n" + "".join(f"| {k} | {v} |\n" for k, v in rows)
+
+
+def lab_lines(cells):
+    """The apps' startup lines, with the app id and pool size blanked so equal ones merge."""
+    seen = {}
     for c in cells:
         line = c.get("lab_line")
         if line:
@@ -148,90 +146,56 @@ def markdown(run, charts=()):
             line = re.sub(r"\bthreads=v?\d+", "threads=<N>", line)
             line = re.sub(r"QueuedThreadPool max=\d+ \(\d+ for", "QueuedThreadPool max=<N+1> (<N> for", line)
             line = re.sub(r"maxThreads=\d+", "maxThreads=<N>", line)
-            apps_seen = lab_lines.setdefault(line, [])
+            apps_seen = seen.setdefault(line, [])
             if c["app"] not in apps_seen:
                 apps_seen.append(c["app"])
-    if lab_lines:
-        w("\nThe apps' effective configuration as they printed it at start (client limits, what the "
-          "pool counts, accept queue):\n\n```\n")
-        for line, line_apps in lab_lines.items():
-            w(f"# {', '.join(line_apps)}\n{line}\n")
-        w("```\n")
+    if not seen:
+        return ""
+    return ("\nThe apps' effective configuration as they printed it at start (client limits, what the "
+            "pool counts, accept queue):\n\n```\n" +
+            "".join(f"# {', '.join(line_apps)}\n{line}\n" for line, line_apps in seen.items()) + "```\n")
 
-    # How to read this: with this run's own numbers.
-    w("\n## How to read this\n\n")
-    conns = meta.get("connections") or [100]
-    c0 = conns[0]
+
+def this_run(meta, calibration, containers):
+    """What this run's own figures mean: its bound, its measured ceilings, its wrk timeout. The
+    columns themselves are explained in docs/reading-results.md."""
+    lines = ["\n## This run's bounds and ceilings\n\n"]
+    w = lines.append
+    duration_s, sleep_ms = meta.get("duration_s") or 0, meta.get("sleep_ms") or 0
+    c0 = (meta.get("connections") or [100])[0]
     sleep_s = sleep_ms / 1000.0 if sleep_ms else 1.0
-    cals = [c for c in calibration if c.get("rps")]
     per_conn = int(duration_s // sleep_s) if sleep_s else 0
-    w(f"- **bound** (Little's law): throughput = requests in flight / time each spends. With {c0} "
-      f"connections each waiting {sleep_ms} ms, at most {c0 / sleep_s:g} req/s. A thread-per-request "
-      f"app (sync-servlet, sync-mvc) holds at most one request per pool thread, so its bound is "
-      f"min(connections, threads) / sleep: {min(c0, 1) / sleep_s:g} req/s with 1 thread.\n")
+    w(f"- **bound** (Little's law): with {c0} connections each waiting {sleep_ms} ms, at most "
+      f"{c0 / sleep_s:g} req/s; a thread-per-request app on N platform threads: min(connections, N) / "
+      f"sleep, {min(c0, 1) / sleep_s:g} req/s with 1 thread.\n")
+    cals = [c for c in calibration if c.get("rps")]
     if cals:
         measured = ", ".join(
             f"{c['rps']:.1f} req/s for -t{c['wrk_threads']} -c{c['connections']} "
             f"({100 * c['rps'] / c['bound_rps']:.0f} % of its bound, "
             f"{c['requests'] / c['connections']:.2f} responses per connection)" for c in cals)
-        w(f"- **ceiling**: the same wrk command straight at remote-sleep measured {measured}. wrk "
-          f"is a closed loop: each connection sends its next request only after the previous "
-          f"answer, so in {duration_s} s a connection completes at most {per_conn} responses of "
-          f"{sleep_ms} ms; the last request is usually still in flight when wrk stops, and the first "
-          f"one pays for connecting. No server can beat that here, so **% of ceiling** is the column "
-          f"to compare; ≥ 97 % means the model is not what limits the cell. One caveat: when the "
-          f"duration is a whole number of sleeps, whether a connection's last response arrives "
-          f"before wrk stops can hinge on a few milliseconds, and an app adds a few per request "
-          f"(compare its p50 with the calibration's). A cell can then lose up to one response per "
-          f"connection against its ceiling (up to {100 / per_conn if per_conn else 0:.0f} %): see "
-          f"*resp./conn.* in the full table.\n")
-    w("- **steady req/s** is the throughput free of that window edge, and **% of ceiling** compares it "
-      "with the calibration's steady req/s. wrk's Lua hook (bench/wrk-json.lua) stamps every response "
-      "with a monotonic clock; when every connection was answered at least twice, the rate is C / (the "
-      "mean time between a connection's responses), from the first to the last response of each "
-      "connection, so neither connecting nor the request still in flight at the end counts; when a "
-      "model starved most connections (a 1-thread sync app), the responses came one after another and "
-      "the rate is (responses − 1) / (last − first), or wrk's req/s when those answers came out in one "
-      "burst (that rate would read over 1.5× wrk's). **req/s** is wrk's own figure, kept for comparison "
-      "with the 2021 write-up.\n")
+        w(f"- **ceiling**: the same wrk command straight at remote-sleep measured {measured}. In "
+          f"{duration_s} s a closed-loop connection completes at most {per_conn} responses of {sleep_ms} ms, "
+          f"so a cell can lose up to one response per connection against its ceiling (up to "
+          f"{100 / per_conn if per_conn else 0:.0f} %) when an app adds a few ms per request: see "
+          f"*resp./conn.* below.\n")
     if (meta.get("repeat") or 1) > 1:
-        w(f"- **REPEAT={meta['repeat']}**: the whole matrix ran {meta['repeat']} times, one round after the "
-          "other (each with its own calibration), so drift spreads over every cell; each figure is the "
-          "median over the rounds with its min–max in brackets. `make compare` judges changes against "
-          "these ranges.\n")
-    w(f"- **latency columns** are wrk's, measured from when wrk *sent* each request. A server that "
-      f"stalls is sent fewer requests, so its latencies look better than what users would see "
-      f"(coordinated omission; an open-loop, constant-rate run is the honest complement). wrk 4 "
-      f"partly corrects for it: a response slower than twice the mean time between a connection's "
-      f"requests adds synthetic samples to the histogram, so p50/p90/p99 include them. wrk's "
-      f"--timeout was {meta.get('wrk_timeout_s')} s, longer than a run, so no response was left "
-      f"out of the latency figures (wrk's default 2 s would drop every slower response from them "
-      f"and count it as a timeout). **> 2 s** counts the responses slower than 2 s, net of wrk's "
-      f"synthetic samples: that is what the reference write-up's \"timeouts\" column counted.\n")
-    w("- **unfinished**: the app's requests in flight or queued for a pool thread when wrk stopped "
-      "(wrk counts them nowhere). "
-      "**handler thr.**: distinct threads that ran application code during the cell, the proof "
-      "of the pool size. **peak thr.**: the app JVM's peak live threads.\n")
-    w("- **CPU**: box = % of all cores busy during the cell; app / wrk = cores each used. wrk, the "
-      "app and remote-sleep share this machine, so a box near 100 % means the load generator and "
-      "the servers compete for CPU: then a short cell says more about the box than the model.\n")
+        w(f"- **REPEAT={meta['repeat']}**: every figure is the median over {meta['repeat']} rounds (each with its "
+          "own calibration) with its min–max in brackets; `make compare` judges changes against these ranges.\n")
+    timeout, longest = meta.get("wrk_timeout_s"), duration_s
+    if timeout is not None and timeout > longest:
+        w(f"- wrk's --timeout was {timeout} s, longer than a {duration_s} s run, so no response was left out of "
+          f"the latency figures.\n")
+    elif timeout is not None:
+        w(f"- **wrk's --timeout was {timeout} s**, not longer than a {duration_s} s run: every response slower "
+          f"than {timeout} s counts as a timeout and is **left out of every latency figure** (docs/traps.md #2); "
+          f"read the *timeouts* column beside p99.\n")
     if any(isinstance(t, str) for t in meta.get("threads", [])):
-        w("- **vN**: virtual threads on N carrier threads (JDK 21+). A thread-per-request app then "
-          "holds a virtual thread per request, not one of the N: its bound is connections / sleep, "
-          "like the non-blocking apps.\n")
+        w("- **vN**: virtual threads on N carrier threads (JDK 21+): a thread-per-request app's bound is then "
+          "connections / sleep, like the non-blocking apps.\n")
     if "netty" in containers:
-        w("- **netty**: WebFlux on Reactor Netty, its pool size = its event-loop threads; the servlet "
-          "apps do not run there.\n")
-
-    # Each scenario's section(s), in their order (the sweep's or the plain tables first, then slow
-    # clients, the open loop, fan-out), then the appendix: every cell, the calibration.
-    ctx = scenarios.Context(apps, containers, calibration, sleep_s, list(charts))
-    sections = [sec for s in scenarios.ALL for sec in s.sections(run, ctx)]
-    for _order, text in sorted(sections, key=lambda sec: sec[0]):
-        w(text)
-    w(all_cells(cells))
-    w(calibration_table(calibration))
-    return out.getvalue()
+        w("- **netty**: WebFlux on Reactor Netty; its pool size is its event-loop threads.\n")
+    return "".join(lines)
 
 
 def all_cells(cells):

@@ -87,6 +87,10 @@ class Scenario:
         """Its part of a cell's progress line, or None."""
         return None
 
+    def verdict(self, run):
+        """Its own first-screen answer (a Markdown table), or None for the plain verdict table."""
+        return None
+
     def environment_rows(self, meta):
         return []
 

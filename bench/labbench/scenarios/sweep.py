@@ -399,6 +399,10 @@ def draw_charts(run_dir):
 
 
 
+def knee_text(k):
+    return "none" if k is None else f"{k['level']:,}"
+
+
 class Sweep(Scenario):
     name = "sweep"
     selectable = False          # chosen by `./bench.sh sweep` or SWEEP, not by SCENARIO
@@ -442,6 +446,33 @@ class Sweep(Scenario):
         labels = {k[len("variant_label."):]: meta.pop(k) for k in list(meta) if k.startswith("variant_label.")}
         if labels:
             meta["variant_labels"] = labels
+
+    def verdict(self, run):
+        """The sweep's answer first: each variant's % of the ceiling per level, and its knee."""
+        if run["meta"].get("mode") != self.name:
+            return None
+        levels = run["meta"].get("sweep") or sorted({c["connections"] for c in run["cells"]})
+        cores = run["meta"].get("cores") or 2
+        out = ["## Verdict: steady req/s as % of each level's ceiling (⚠ does not hold: below "
+               f"{KNEE_PCT:g} %, errors or FAILED)\n\n",
+               "| variant |" + "".join(f" {lvl:,} |" for lvl in levels) + " knee |\n",
+               "|---|" + "---:|" * len(levels) + "---|\n"]
+        for _v, label, cells in sweep_variants(run):
+            by_level = {c["connections"]: c for c in cells}
+            texts = []
+            for lvl in levels:
+                c = by_level.get(lvl)
+                if c is None:
+                    texts.append("")
+                elif c["status"] != "ok":
+                    texts.append("SKIPPED" if skipped(c) else "FAILED")
+                else:
+                    texts.append(f_pct(c.get("pct_of_ceiling")) + (" ⚠" if not_held(c) else ""))
+            k = knee(cells, cores)
+            out.append(f"| {label} |" + "".join(f" {x} |" for x in texts)
+                       + f" {knee_text(k)} |\n")
+        out.append("\nWhy each knee, and what saturated there: *Knee per variant* below.\n")
+        return "".join(out)
 
     def environment_rows(self, meta):
         if meta.get("mode") != self.name:

@@ -1,0 +1,96 @@
+"""results.md's first screen: who ran what (one identity line), the verdict (a row per app, a column
+per pool size x container: steady % of the ceiling and the handler threads seen), and whether the
+box was the limit (the highest box CPU of the run). A scenario with an answer of its own (the
+sweep's knees) supplies it instead (Scenario.verdict)."""
+from .. import scenarios
+from .fmt import f_int, f_pct, f_rps, threads_label, threads_order
+
+BELOW = 95.0            # a verdict cell below this % of its ceiling is marked ⚠
+
+
+def identity(run):
+    meta = run["meta"]
+    # every round's cells (REPEAT merges them into medians)
+    cells = [c for rnd in run["rounds"].values() for c in rnd] if run.get("rounds") else run["cells"]
+    failed = sum(1 for c in cells if c["status"].startswith("FAILED"))
+    skipped = sum(1 for c in cells if c["status"].startswith("SKIPPED"))
+    planned = meta.get("cells_planned")
+    ran = f"{len(cells)} of {planned} cells" if planned and planned != len(cells) else f"{len(cells)} cells"
+    if planned and len(cells) < planned:
+        ran += " (**run incomplete**: interrupted or still running)"
+    jdk = (meta.get("jdk") or "?").split(" (")[0]
+    return (f"{meta.get('date', '?')} · commit {meta.get('git', '?')} · {jdk} · {meta.get('cpu', '?')} · "
+            f"{ran}: {failed} FAILED, {skipped} SKIPPED · run `{meta.get('run_dir')}`\n")
+
+
+def verdict_table(run):
+    """The plain verdict: closed-loop cells with a ceiling; with several wrk settings, a cell shows
+    the lowest of them (the model's worst case), with several scenarios, a row per app and scenario."""
+    cells = [c for c in run["cells"] if c.get("loadgen", "wrk") == "wrk" and c["status"] != "running"]
+    judged = [c for c in cells if c.get("pct_of_ceiling") is not None or c["status"] != "ok"]
+    if not judged:
+        return ""
+    several = len({c.get("scenario") for c in judged}) > 1
+    cols = sorted({(c["threads"], c["container"]) for c in judged}, key=lambda k: (threads_order(k[0]), k[1]))
+    rows = list(dict.fromkeys((c["app"], c.get("scenario")) for c in judged))
+    out = ["| app |" + "".join(f" {ct} · {threads_label(t)} |" for t, ct in cols),
+           "|---|" + "---:|" * len(cols)]
+    for app, scenario in rows:
+        texts = []
+        for t, ct in cols:
+            mine = [c for c in judged if (c["app"], c.get("scenario"), c["threads"], c["container"]) == (app, scenario, t, ct)]
+            texts.append(verdict_text(mine))
+        label = f"{app} · {scenario}" if several else app
+        out.append(f"| {label} |" + "".join(f" {x} |" for x in texts))
+    return "\n".join(out) + "\n"
+
+
+def verdict_text(cells):
+    if not cells:
+        return ""
+    bad = [c for c in cells if c["status"] != "ok"]
+    if bad:
+        return "SKIPPED" if all(c["status"].startswith("SKIPPED") for c in bad) else "FAILED"
+    worst = min(cells, key=lambda c: c["pct_of_ceiling"])
+    mark = " ⚠" if worst["pct_of_ceiling"] < BELOW else ""
+    bound, ceiling, steady = worst.get("bound_rps"), worst.get("ceiling_rps"), worst.get("steady_rps")
+    if mark and bound and ceiling and bound < ceiling and steady is not None and steady >= 0.9 * bound:
+        mark += f" (its pool's bound: {100 * bound / ceiling:.0f} %)"   # Little's law, not a failure
+    failed = sum(c.get("rounds_failed") or 0 for c in cells)
+    if failed:
+        mark += f" ({failed} round{'s' if failed > 1 else ''} FAILED)"
+    handlers = max((c.get("handler_threads") or 0 for c in cells), default=0)
+    return f"{f_pct(worst['pct_of_ceiling'])}{mark} · {f_int(handlers)} thr."
+
+
+def box_line(run):
+    ran = [c for c in run["cells"] if c.get("cpu_box_pct") is not None and c["status"] == "ok"]
+    if not ran:
+        return ""
+    top = max(ran, key=lambda c: c["cpu_box_pct"])
+    where = f"{top['app']} {top['container']} threads={top['threads']}"
+    if top.get("connections"):
+        where += f" -t{top['wrk_threads']} -c{top['connections']}"
+    note = ("the box was busy: figures near it say as much about this machine as about the model"
+            if top["cpu_box_pct"] >= 95 else "below 95 %: the box was not the limit of any cell")
+    return f"Highest box CPU: **{top['cpu_box_pct']:.1f} %** ({where}); {note}.\n"
+
+
+def first_screen(run):
+    """The title, the identity line, the verdict, the box CPU, where to read on."""
+    meta = run["meta"]
+    own = [text for s in scenarios.ALL for text in [s.verdict(run)] if text]
+    lines = [f"# Benchmark results: {meta.get('date', '?')}\n\n", identity(run), "\n"]
+    if own:
+        lines += own
+    else:
+        table = verdict_table(run)
+        if table:
+            lines += ["## Verdict: steady req/s as % of the ceiling · handler threads seen\n\n", table, "\n",
+                      f"⚠ below {BELOW:g} % of the ceiling (the same wrk load straight at remote-sleep); with several "
+                      f"wrk settings a cell shows the lowest. FAILED / SKIPPED: see the appendix.\n"]
+    lines += ["\n", box_line(run), "\n",
+              "How to read every column: `docs/reading-results.md` in the lab's repository. The environment, "
+              "the apps' `lab:` lines, this run's bounds and ceilings, every cell and the calibration are in "
+              "the appendix at the end.\n"]
+    return "".join(lines)
