@@ -90,7 +90,8 @@ class Settings:
 
 def raw_values(environ):
     """The text of every setting: the environment's, or the default when unset or empty."""
-    return {name: environ.get(name) or default for name, default in DEFAULTS.items()}
+    every = {**CORE_DEFAULTS, **scenarios.defaults()}     # a scenario registered later counts too
+    return {name: environ.get(name) or default for name, default in every.items()}
 
 
 def usage(environ):

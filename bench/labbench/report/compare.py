@@ -6,7 +6,8 @@ Usage: bench/compare.py A B
   A, B: a run directory (results/<stamp>, results/latest) or its results.json; RUN@N is round N
   of a REPEAT run (eg, A=results/latest@1 B=results/latest@2: the run's own noise).
 
-Cells are joined on (scenario, app, container, threads, wrk threads, connections). For the
+Cells are joined on (scenario, load generator, app, container, threads, wrk threads, connections,
+sweep variant). For the
 steady-state throughput and the p99 of each cell it prints A, B, the change, and a verdict:
   same    the difference is within the noise;
   better  / worse: beyond the noise, in that direction (more req/s, lower p99 is better);
@@ -15,7 +16,7 @@ What "the noise" is:
   * both runs have repeats (REPEAT >= 2): the runs' own spread. The cell changed only when the two
     min–max ranges do not overlap.
   * otherwise: the noise floor below, measured on this lab's reference machine and documented in
-    README ("Comparing runs"): the largest change seen between runs of the same commit, rounded up.
+    docs/findings/comparing-runs.md: the largest change seen between runs of the same commit, rounded up.
 The p99 of a queue-bound cell (a thread-per-request app with more connections than threads) is not
 judged: which queued connections a container serves first changes from run to run (the p99 of one
 such cell moved from 1.0 s to 10 s between runs of the same commit), so its throughput decides.
@@ -25,12 +26,13 @@ import json
 import sys
 from pathlib import Path
 
-KEY = ("scenario", "loadgen", "app", "container", "threads", "wrk_threads", "connections")
+# variant: two sweep variants can meet in one cell (sync-servlet:200 and :conns at 200 connections).
+KEY = ("scenario", "loadgen", "app", "container", "threads", "wrk_threads", "connections", "variant")
 DEFAULTS = {"scenario": "call", "loadgen": "wrk"}      # for runs from before these existed
 # An open-loop (vegeta) cell is judged by what it served and its p99 from the intended send time.
 OPEN_LOOP = {"steady_rps": "ol_served_rps", "p99_ms": "ol_p99_ms"}
 
-# Relative noise floors for runs without repeats. Measured: see README, "Comparing runs".
+# Relative noise floors for runs without repeats. Measured: see docs/findings/comparing-runs.md.
 NOISE_FLOOR = {"steady_rps": 0.03, "p99_ms": 0.15}
 # Below these absolute differences nothing is a change, whatever the ratio (a p99 of 1.004 s vs
 # 1.010 s is the same; 0.9 vs 1.0 req/s of a 1-thread sync app is one response).
@@ -194,7 +196,7 @@ def main(argv):
               "where the ranges do not overlap.\n")
     else:
         print(f"Noise: the lab's measured floor, ±{NOISE_FLOOR['steady_rps'] * 100:g} % for steady req/s and "
-              f"±{NOISE_FLOOR['p99_ms'] * 100:g} % for p99 (README, \"Comparing runs\"); rerun with REPEAT=3 "
+              f"±{NOISE_FLOOR['p99_ms'] * 100:g} % for p99 (docs/findings/comparing-runs.md); rerun with REPEAT=3 "
               "to judge against the runs' own spread.\n")
     print("| scenario | app | container | threads | load | A steady req/s | B steady req/s | change "
           "| verdict | A p99 ms | B p99 ms | change | verdict | cell |")

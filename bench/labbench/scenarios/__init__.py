@@ -119,11 +119,30 @@ class Context:
 
 from . import call, fanout, slow_clients, sweep  # noqa: E402  (the modules subclass Scenario above)
 
-ALL = [call.SCENARIO, slow_clients.UPLOAD, slow_clients.DOWNLOAD, fanout.SCENARIO, sweep.SCENARIO]
-BY_NAME = {s.name: s for s in ALL}
-SELECTABLE = [s.name for s in ALL if s.selectable]
+ALL = []
+BY_NAME, SELECTABLE, PLANNERS = {}, [], []
+
+
+def rebuild():
+    """The look-ups, from ALL."""
+    BY_NAME.clear()
+    BY_NAME.update({s.name: s for s in ALL})
+    SELECTABLE[:] = [s.name for s in ALL if s.selectable]
+    PLANNERS[:] = [s for s in ALL if hasattr(s, "selected")]      # a matrix of their own (the sweep)
+
+
+def register(scenario):
+    """Add a scenario (its settings are then read by settings.parse, its sections by the report)."""
+    ALL.append(scenario)
+    rebuild()
+
+
+register(call.SCENARIO)
+register(slow_clients.UPLOAD)
+register(slow_clients.DOWNLOAD)
+register(fanout.SCENARIO)
+register(sweep.SCENARIO)
 DEFAULT = ALL[0].name
-PLANNERS = [s for s in ALL if hasattr(s, "selected")]      # a matrix of their own (the sweep)
 
 
 def get(name):

@@ -1,0 +1,108 @@
+"""The seams of the bench's redesign: a scenario is one module (a toy one, defined here only, goes
+through plan -> run directory -> report without touching another file), and the fixes that came
+with it, each a test that failed before: compare's join key keeps sweep variants apart, and the
+report's wrk-timeout sentence is true for every WRK_TIMEOUT."""
+import io
+import json
+import tempfile
+import unittest
+from contextlib import redirect_stdout
+from pathlib import Path
+
+from labbench import report, scenarios
+from labbench.cells import plan
+from labbench.record import CellRecord
+from labbench.report import compare
+from labbench.settings import parse
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+class Toy(scenarios.Scenario):
+    """A scenario that only exists in this test: one wrk cell per app, its own field and section."""
+    name = "toy"
+    defaults = {"TOY_LEVEL": "7"}
+    fields = ("toy_level",)
+
+    def parse(self, v):
+        return {"toy_level": int(v["TOY_LEVEL"])}
+
+    def params(self, s):
+        return {"toy_level": s.toy_level}
+
+    def figures(self, record, d):
+        return {"toy_level": record.params.get("toy_level")}
+
+    def sections(self, run, ctx):
+        mine = [c for c in run["cells"] if c.get("scenario") == self.name]
+        return [(50, "\n## Toy\n\n" + "".join(f"- {c['app']}: level {c['toy_level']}, "
+                                                f"{c['steady_rps']} req/s\n" for c in mine))]
+
+
+class ToyScenarioTest(unittest.TestCase):
+    def setUp(self):
+        self.saved = list(scenarios.ALL)
+        scenarios.register(Toy())                 # the one registration line a new module adds
+
+    def tearDown(self):
+        scenarios.ALL[:] = self.saved
+        scenarios.rebuild()
+
+    def test_plan_to_report(self):
+        s = parse({"SCENARIO": "toy", "TOY_LEVEL": "3", "APPS": "sync-servlet", "CONTAINERS": "tomcat",
+                   "THREADS": "1", "WRK_THREADS": "2", "CONNECTIONS": "4"})
+        cells, _ = plan(s)
+        self.assertEqual([c.dir_name for c in cells], ["01-toy-sync-servlet-tomcat-t1-w2-c4"])
+        with tempfile.TemporaryDirectory() as tmp:
+            run = Path(tmp) / "run"
+            # a real call cell's raw files, recorded as the toy scenario's cell
+            src = FIXTURES / "matrix"
+            (run / "cells" / cells[0].dir_name).mkdir(parents=True)
+            (run / "calibration").mkdir()
+            (run / "meta.txt").write_text((src / "meta.txt").read_text().replace("scenarios=call", "scenarios=toy"))
+            for f in ("wrk.json", "stats.json"):
+                (run / "cells" / cells[0].dir_name / f).write_bytes((src / "cells/01-sync-servlet-tomcat-t1-w2-c4" / f).read_bytes())
+            rec = CellRecord(index=1, scenario="toy", app="sync-servlet", container="tomcat", threads="1",
+                             wrk_threads=2, connections=4, duration_s=2, sleep_ms=200, thread_per_request=True,
+                             params=cells[0].scene.params(s), status="ok")
+            rec.save(run / "cells" / cells[0].dir_name / "cell.json")
+            report.update(run)
+            md = (run / "results.md").read_text()
+            self.assertIn("\n## Toy\n\n- sync-servlet: level 3, ", md)
+            self.assertEqual(json.loads((run / "results.json").read_text())["cells"][0]["toy_level"], 3)
+            self.assertIn("toy_level", (run / "results.csv").read_text().splitlines()[0])
+
+
+class CompareKeyTest(unittest.TestCase):
+    def test_two_sweep_variants_at_one_level_stay_apart(self):
+        cell = {"scenario": "call", "loadgen": "wrk", "app": "sync-servlet", "container": "jetty", "threads": 200,
+                "wrk_threads": 2, "connections": 200, "status": "ok", "steady_rps": 190.0, "p99_ms": 1010.0}
+        a = {"meta": {}, "cells": [dict(cell, variant="sync-servlet@jetty:200"),
+                                   dict(cell, variant="sync-servlet@jetty:conns", steady_rps=195.0)]}
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "a.json"
+            path.write_text(json.dumps(a))
+            out = io.StringIO()
+            with redirect_stdout(out):
+                compare.main(["compare", str(path), str(path)])
+        self.assertIn("**2 cells in both runs: 2 same", out.getvalue())
+
+
+class TimeoutSentenceTest(unittest.TestCase):
+    def md_with_timeout(self, timeout_s):
+        run = report.load_run(FIXTURES / "matrix")
+        run["meta"]["wrk_timeout_s"] = timeout_s
+        return report.markdown(run)
+
+    def test_a_short_wrk_timeout_is_not_called_harmless(self):
+        md = self.md_with_timeout(2)
+        self.assertNotIn("no response was left out", md)
+        self.assertIn("wrk's --timeout was 2 s**, not longer than a 2 s run", md)
+
+    def test_a_long_wrk_timeout_is(self):
+        self.assertIn("wrk's --timeout was 22 s, longer than a 2 s run, so no response was left out",
+                      self.md_with_timeout(22))
+
+
+if __name__ == "__main__":
+    unittest.main()
