@@ -88,6 +88,26 @@ class Fanout(Scenario):
     def figures(self, record, d):
         return {"fanout_n": record.params.get("fanout_n"), "fanout_ms": record.params.get("fanout_ms")}
 
+    def verdict(self, run):
+        """Fan-out cells have no ceiling (a request makes N calls): one request's wall time per N,
+        and the steady req/s under load against its bound, a row per app."""
+        fan = [c for c in run["cells"] if c.get("scenario") == self.name]
+        if not fan or len(fan) != len(run["cells"]):
+            return None
+        ns = sorted({p["n"] for c in fan for p in c.get("probes") or []})
+        out = [f"## Verdict: one request of N calls of {fan[0].get('fanout_ms')} ms, and under load\n\n",
+               "| app · container · threads |" + "".join(f" N = {n} |" for n in ns) + " under load: steady req/s of bound |\n",
+               "|---|" + "---:|" * (len(ns) + 1) + "\n"]
+        for key in dict.fromkeys((c["app"], c["container"], c["threads"]) for c in fan):
+            mine = [c for c in fan if (c["app"], c["container"], c["threads"]) == key]
+            by_n = {p["n"]: p for c in mine for p in c.get("probes") or []}
+            loaded = [c for c in mine if c.get("loadgen") == "wrk"]
+            load = "; ".join((f"{f_rps(c.get('steady_rps'))} of {f_rps(c['bound_rps'])}" if c["status"] == "ok"
+                              else status_text(c)) for c in loaded)
+            out.append(f"| {' · '.join(map(str, key))} |" + "".join(
+                f" {one_at_a_time.probe_text(by_n[n]) if n in by_n else '—'} |" for n in ns) + f" {load} |\n")
+        return "".join(out)
+
     def sections(self, run, ctx):
         text = fanout_section([c for c in run["cells"] if c.get("scenario") == self.name], ctx.containers,
                               ctx.calibration, run["meta"])
