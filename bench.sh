@@ -7,7 +7,7 @@
 #      they are missing or older than the sources, and prints the environment;
 #   2. starts remote-sleep (the slow backend) once and runs one calibration cell per wrk setting:
 #      the same wrk command straight at remote-sleep. Its req/s is the ceiling this box and this
-#      closed-loop window can reach (lab-notes trap 14); every cell is reported as a % of it;
+#      closed-loop window can reach (docs/traps.md #14); every cell is reported as a % of it;
 #   3. for each cell: starts the app (or reuses the previous one when it is the same app,
 #      container and pool size and has drained), verifies one /call, warms it up unrecorded,
 #      resets its /stats, starts the scenario's side load if any (slow clients), runs wrk with a
@@ -25,7 +25,7 @@
 #   the newest >= 21), Maven for the build, and wrk (installed with apt-get when missing and run
 #   as root).
 #
-# OVERHEAD: wrk, the app and remote-sleep share this machine's cores (lab-notes trap 7), so each
+# OVERHEAD: wrk, the app and remote-sleep share this machine's cores (docs/traps.md #7), so each
 #   cell records CPU use: the box's % busy and the cores used by the app, remote-sleep and wrk.
 #   Per cell the harness adds an app start + warm-up (fresh apps only) and a drain wait.
 #   Exit codes: 0 done, 1 a cell FAILED or the machine is not ready, 2 a bad setting,

@@ -2,7 +2,7 @@
 # java-home.sh - print the JDK home the lab runs with.
 #
 # Order: $JAVA_HOME if set (you chose it); else the newest JDK >= 21 under /usr/lib/jvm
-# (virtual threads and JDK 25's CompletableFuture pool matter here, lab-notes traps 9 and 11);
+# (virtual threads and JDK 25's CompletableFuture pool matter here, docs/traps.md #9 and #11);
 # else the JDK of the `java` on PATH. Exits 1 with a message when there is no JDK at all.
 #
 # USAGE: bench/java-home.sh          eg, JAVA_HOME=$(bench/java-home.sh) mvn -B -q verify

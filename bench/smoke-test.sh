@@ -119,7 +119,7 @@ fi
 
 # sigterm_stops_the_run: TERM during the calibration cell must stop remote-sleep and wrk (exit
 # 143, the "stopped" line) and keep the run directory. A TERM, not a Ctrl-C: a background job
-# of a script starts with SIGINT ignored (lab-notes trap 22).
+# of a script starts with SIGINT ignored (docs/traps.md #22).
 sigterm_stops_the_run() {
     local rc=0 pid
     APPS=async-servlet CONTAINERS=jetty THREADS=1 WRK_THREADS=1 CONNECTIONS=1 DURATION=5s SLEEP_MS=200 \

@@ -5,7 +5,7 @@
 -- the "slow_2s" count below needs. Tested with wrk 4.1.0 (Debian's package).
 
 -- "slow_2s" counts responses slower than 2 s: wrk's default --timeout, the threshold behind the
--- "timeouts" column of the reference table (lab-notes), so runs with a long --timeout stay comparable.
+-- "timeouts" column of the reference table (docs/prior-art.md), so runs with a long --timeout stay comparable.
 local SLOW_US = 2000000
 
 -- Two facts about wrk 4.1 that decide how slow_2s is counted:
@@ -80,8 +80,8 @@ end
 
 -- ---------------------------------------------------------------- steady-state throughput
 -- wrk's req/s counts whole responses in a window: with 1 s responses and a 10 s closed loop each
--- connection completes 9 or 10 depending on its phase, so req/s moves in ~10 % steps (lab-notes
--- traps 14 and 20). Instead, each thread records when every response completed (a monotonic clock
+-- connection completes 9 or 10 depending on its phase, so req/s moves in ~10 % steps (docs/traps.md
+-- #14 and #20). Instead, each thread records when every response completed (a monotonic clock
 -- through LuaJIT's ffi), and done() estimates the rate the connections sustained, free of the
 -- window edge:
 --   * every connection completed >= 2 responses (n >= 2C): sort all completion times; the first C

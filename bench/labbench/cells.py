@@ -194,8 +194,8 @@ class App:
         self.admin = lab.url(lab.s.admin_port, "")
 
     def can_reuse(self, cell):
-        """Only the same app, container and pool, and only once nothing is in flight (lab-notes
-        trap 6). A thread-per-request app that had more connections than threads still has the
+        """Only the same app, container and pool, and only once nothing is in flight (docs/traps.md
+        #6). A thread-per-request app that had more connections than threads still has the
         excess queued in its container (a 1-thread app: ~C requests x sleep), so restarting it
         is faster than draining it; anything else drains within one sleep. An app that served
         slow clients is never reused: its queue and connections may be in any state."""

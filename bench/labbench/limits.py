@@ -1,5 +1,5 @@
 """The machine's limits against the largest connection level, checked before anything starts
-(lab-notes trap 13): file descriptors, ephemeral ports, accept queues.
+(docs/traps.md #13): file descriptors, ephemeral ports, accept queues.
 
 Each connection costs a file descriptor in wrk and in remote-sleep, and two in the app (the
 incoming one and its client's connection to remote-sleep); each process has its own limit

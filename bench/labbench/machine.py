@@ -103,7 +103,7 @@ def ensure_tools(tools):
 
 def raise_nofile():
     """Every connection is a file descriptor in wrk, in the app (plus its client connections) and
-    in remote-sleep (lab-notes trap 13): raise the soft limit to the hard one; children inherit it."""
+    in remote-sleep (docs/traps.md #13): raise the soft limit to the hard one; children inherit it."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft != hard:
         try:

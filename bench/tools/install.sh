@@ -3,7 +3,7 @@
 # install.sh - build the lab's pinned tools into the project-local .tools/bin (gitignored).
 #
 # vegeta: the open-loop load generator (constant arrival rate, latency from the *intended* send
-# time: no coordinated omission, lab-notes traps 3 and 21). No registry here ships a binary, so it
+# time: no coordinated omission, docs/traps.md #3 and #21). No registry here ships a binary, so it
 # is built from the Go module proxy at the version pinned in bench/tools/vegeta/go.mod + go.sum.
 # (`go install pkg@version` would also ask the proxy for the module's version list, which it refuses.)
 #

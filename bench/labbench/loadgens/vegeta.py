@@ -1,5 +1,5 @@
 """vegeta, the open-loop load generator: requests at a constant arrival rate, whatever the server
-does, with latency measured from when each request was due (lab-notes traps 3 and 21).
+does, with latency measured from when each request was due (docs/traps.md #3 and #21).
 
 wrk is a closed loop: a stalled server is sent fewer requests, so its latency looks better than
 what users would see (coordinated omission). vegeta keeps sending RATE requests per second; a

@@ -291,7 +291,7 @@ def sweep_section(run, chart_names):
     w(f"- **ceiling**: at each level, the calibration's steady req/s: what this box and this closed-loop "
       f"window reach with no app in between. At high levels it falls below connections / 1 s even for "
       f"remote-sleep: connection set-up and a full accept queue cost the first requests, and wrk, remote-sleep "
-      f"and the app share {cores} cores (lab-notes traps 13–15).\n")
+      f"and the app share {cores} cores (docs/traps.md #13–#15).\n")
     w(f"- **knee**: the first level whose steady req/s is below {KNEE_PCT:g} % of *that level's* ceiling, or "
       f"that had errors (wrk's connect/read/write/status errors and timeouts) or FAILED. Past it the model — "
       f"or the machine — no longer keeps up. **saturated** names what ran out there, when a recorded "
