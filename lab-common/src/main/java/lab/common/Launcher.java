@@ -105,7 +105,7 @@ public final class Launcher implements AutoCloseable {
     /** The one line every log and result starts from. */
     public String describe() {
         return "lab: app=" + config.app() + " container=" + config.container() + " threads=" + config.threadsFlag()
-                + " [" + Container.describe(config) + "]"
+                + " [" + container.describe() + "]"
                 + " listen=http://" + config.host() + ":" + port() + endpoint.path()
                 + (endpoint.path().equals("/call") ? " (bytes<=" + Filler.MAX + ", filler chunks of " + Filler.CHUNK + ")" : "")
                 + (endpoint.limits().isEmpty() ? "" : " [" + endpoint.limits() + "]")

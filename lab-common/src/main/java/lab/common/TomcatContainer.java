@@ -1,0 +1,135 @@
+package lab.common;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Comparator;
+import java.util.concurrent.Executor;
+import java.util.stream.Stream;
+
+import jakarta.servlet.DispatcherType;
+
+import org.apache.catalina.LifecycleState;
+import org.apache.catalina.Wrapper;
+import org.apache.catalina.connector.Connector;
+import org.apache.catalina.core.StandardContext;
+import org.apache.catalina.startup.Tomcat;
+import org.apache.tomcat.util.descriptor.web.FilterDef;
+import org.apache.tomcat.util.descriptor.web.FilterMap;
+import org.apache.tomcat.util.threads.ThreadPoolExecutor;
+
+/** Tomcat's acceptor and poller threads live outside its executor, so maxThreads=N is N. */
+final class TomcatContainer implements Container {
+    private final LabConfig config;
+    private final Tomcat tomcat;
+    private final Connector connector;
+    private final Path baseDir;
+
+    private TomcatContainer(LabConfig config, Tomcat tomcat, Connector connector, Path baseDir) {
+        this.config = config;
+        this.tomcat = tomcat;
+        this.connector = connector;
+        this.baseDir = baseDir;
+    }
+
+    static Container start(LabConfig config, Endpoint endpoint, Stats stats) throws Exception {
+        Tomcat tomcat = new Tomcat();
+        // Tomcat needs a work directory. One per fixed port is reused, so a process killed
+        // with -9 (as the bench does) leaves nothing new behind; tests (port 0) get a fresh one.
+        Path baseDir = config.port() > 0
+                ? Files.createDirectories(Path.of(System.getProperty("java.io.tmpdir"), "lab-tomcat-" + config.port()))
+                : Files.createTempDirectory("lab-tomcat");
+        tomcat.setBaseDir(baseDir.toString());
+        Connector connector = new Connector("HTTP/1.1");
+        connector.setPort(config.port());
+        set(connector, "address", config.host());
+        if (config.virtualThreads()) {
+            // Tomcat's VirtualThreadExecutor: a virtual thread per request, no pool, no queue;
+            // maxThreads is ignored (lab-notes traps 11 and 16).
+            set(connector, "useVirtualThreads", true);
+        } else {
+            set(connector, "maxThreads", config.threads());
+            set(connector, "minSpareThreads", config.threads());
+            // Requests beyond the pool wait in the executor's queue, none are rejected: that queue
+            // is what a 1-thread sync row measures (Jetty's job queue is unbounded as well).
+            set(connector, "maxQueueSize", Integer.MAX_VALUE);
+        }
+        set(connector, "acceptCount", config.acceptQueue());
+        set(connector, "maxConnections", "-1");
+        set(connector, "maxKeepAliveRequests", "-1");
+        set(connector, "keepAliveTimeout", IDLE_TIMEOUT_MS);
+        set(connector, "connectionTimeout", IDLE_TIMEOUT_MS);
+        tomcat.setConnector(connector);
+
+        StandardContext context = (StandardContext) tomcat.addContext("", null);
+        // Start the servlet (Spring's context refresh) now, not lazily on the first measured
+        // request and its pinned thread, and fail the start if it fails (Jetty does both).
+        context.setFailCtxIfServletStartFails(true);
+        Wrapper servlet = Tomcat.addServlet(context, "app", endpoint.servlet());
+        servlet.setLoadOnStartup(1);
+        servlet.setAsyncSupported(true);
+        context.addServletMappingDecoded(endpoint.mapping(), "app");
+        FilterDef def = new FilterDef();
+        def.setFilterName("stats");
+        def.setFilter(new StatsFilter(stats, config.asyncTimeoutMs()));
+        def.setAsyncSupported("true");
+        context.addFilterDef(def);
+        FilterMap map = new FilterMap();
+        map.setFilterName("stats");
+        map.addURLPattern("/*");
+        map.setDispatcher(DispatcherType.REQUEST.name());
+        map.setDispatcher(DispatcherType.ASYNC.name());
+        context.addFilterMap(map);
+        tomcat.start();
+        TomcatContainer started = new TomcatContainer(config, tomcat, connector, baseDir);
+        if (context.getState() != LifecycleState.STARTED) {
+            started.close();
+            throw new IllegalStateException("Tomcat could not start the app's servlet (see its log above)");
+        }
+        if (connector.getState() != LifecycleState.STARTED || connector.getLocalPort() <= 0) {
+            // Tomcat logs a failed bind and carries on without its connector; we must not.
+            started.close();
+            throw new IOException("Tomcat could not listen on " + config.host() + ":" + config.port() + " (see its log above)");
+        }
+        return started;
+    }
+
+    /** A limit that silently failed to apply would cap a run unseen, so fail instead. */
+    private static void set(Connector connector, String name, Object value) {
+        if (!connector.setProperty(name, String.valueOf(value))) {
+            throw new IllegalStateException("Tomcat connector did not take " + name + "=" + value);
+        }
+    }
+
+    @Override
+    public String describe() {
+        return (config.virtualThreads()
+                ? "tomcat useVirtualThreads=true (a virtual thread per request; maxThreads does not apply, nothing"
+                    + " queues: only maxConnections could limit it) " + VirtualThreads.describeCarriers()
+                : "tomcat maxThreads=" + config.threads() + " (exec threads run application code; acceptor and poller"
+                    + " are outside the pool) maxQueueSize=unbounded")
+                + " acceptCount=" + config.acceptQueue() + " maxConnections=unlimited maxKeepAliveRequests=unlimited"
+                + " keepAliveTimeout=" + IDLE_TIMEOUT_MS + "ms asyncTimeout=" + config.asyncTimeoutMs() + "ms";
+    }
+
+    @Override
+    public int port() {
+        return connector.getLocalPort();
+    }
+
+    /** The executor's queue; with vN there is no pool and so no queue (0). */
+    @Override
+    public int queued() {
+        Executor executor = connector.getProtocolHandler().getExecutor();
+        return executor instanceof ThreadPoolExecutor pool ? pool.getQueue().size() : 0;
+    }
+
+    @Override
+    public void close() throws Exception {
+        tomcat.stop();
+        tomcat.destroy();
+        try (Stream<Path> files = Files.walk(baseDir)) {
+            files.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
+        }
+    }
+}
