@@ -224,7 +224,7 @@ check "make compare without B exits 2 with the usage" bash -c "
     rc=0; make -s compare A='$RUN' 2>'$TMP/c.err' || rc=\$?; cat '$TMP/c.err';
     [[ \$rc != 0 ]] && grep -q 'Usage: make compare' '$TMP/c.err'"
 check "make compare on a missing run exits 2" bash -c "
-    rc=0; python3 bench/compare.py '$TMP/nope' '$RUN' || rc=\$?; [[ \$rc == 2 ]]"
+    rc=0; PYTHONPATH=bench python3 -m labbench.report.compare '$TMP/nope' '$RUN' || rc=\$?; [[ \$rc == 2 ]]"
 
 echo "== one request, many calls (SCENARIO=fanout: 2 apps, 2 probes + 2 wrk cells, about 30 s)"
 check "SCENARIO=fanout times one request at a time, then runs wrk" env SCENARIO=fanout \

@@ -21,7 +21,7 @@ import lab.common.SpringMvc;
  *   java -jar async-servlet/target/async-servlet.jar --app async-servlet --container tomcat --threads 1 \
  *        --port 8080 --admin-port 8081 --remote http://127.0.0.1:9000
  *   wrk -t10 -c100 -d10s --timeout 30s http://127.0.0.1:8080/call
- * EXPECT about the measured ceiling (~90 req/s for wrk -d10s, see lab-notes trap 14) and
+ * EXPECT about the measured ceiling (~90 req/s for wrk -d10s, see docs/traps.md #14) and
  * handlerThreads = 1 name in /stats.
  * </pre>
  */

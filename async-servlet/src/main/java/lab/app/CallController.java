@@ -20,7 +20,7 @@ import lab.common.SpringMvc;
  * Spring MVC async: returning a {@link CompletableFuture} makes the DispatcherServlet call
  * {@code startAsync()} and release the thread; when the future completes (on a client-N thread)
  * Spring dispatches back to a container thread to write the answer. Needs async support on the
- * servlet and every filter (lab-notes trap 8), or it silently stays synchronous. The bodies stay
+ * servlet and every filter (docs/traps.md #8), or it silently stays synchronous. The bodies stay
  * blocking (trap 18): {@code @RequestBody} is read before this controller runs, and the answer is
  * written by a converter on the dispatch's container thread.
  */

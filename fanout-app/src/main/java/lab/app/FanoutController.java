@@ -19,7 +19,7 @@ import lab.common.Remote;
  * WebFlux fan-out: {@code Flux.flatMap(call, C)} keeps at most C calls in flight, so N calls take
  * ceil(N/C) rounds of M whatever the threads. C is the knob the Kotlin Flow write-up turned
  * (flatMapMerge's default 16: 100 calls of 300 ms in 2.2 s, 1,000 in 19 s); Reactor's own
- * default is 256 (lab-notes trap 19). WebClient runs on the shared JDK client, set explicitly.
+ * default is 256 (docs/traps.md #19). WebClient runs on the shared JDK client, set explicitly.
  */
 @RestController
 public class FanoutController {

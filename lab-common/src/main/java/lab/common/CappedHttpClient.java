@@ -25,7 +25,7 @@ import javax.net.ssl.SSLParameters;
 
 /**
  * At most N exchanges with the remote at once: the connection pool that capped a public benchmark
- * at 14 % of its ceiling (lab-notes trap 1), made explicit so the lab can show it on purpose.
+ * at 14 % of its ceiling (docs/traps.md #1), made explicit so the lab can show it on purpose.
  * The JDK client itself has no per-host cap for HTTP/1.1. Calls queue for a permit without
  * holding a thread (a blocking {@link #send} waits on its own thread, as before); the request
  * timeout covers the wait, then 504.

@@ -2,7 +2,7 @@ package lab.common;
 
 /**
  * An embedded container whose request pool is pinned so that {@code --threads N} means the same
- * on all: exactly N threads may run application code (lab-notes trap 4); with {@code vN}, a
+ * on all: exactly N threads may run application code (docs/traps.md #4); with {@code vN}, a
  * virtual thread per request on N carriers. Every other limit that could cap a run (accept queue,
  * connections, keep-alive, async timeout) is set on purpose by each container's class
  * ({@link JettyContainer}, {@link TomcatContainer}, {@link NettyContainer}), which prints them in

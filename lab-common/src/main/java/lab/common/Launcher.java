@@ -48,7 +48,7 @@ public final class Launcher implements AutoCloseable {
             System.exit(2);
             return;
         }
-        // Before anything makes a virtual thread: the scheduler reads these once (lab-notes trap 17).
+        // Before anything makes a virtual thread: the scheduler reads these once (docs/traps.md #17).
         if (config.virtualThreads()) VirtualThreads.pinCarriers(config.threads());
         Launcher lab;
         try {

@@ -20,7 +20,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * with every limit set on purpose, so rows differ only in the server model.
  *
  * <ul>
- *   <li>HTTP/1.1, no per-host connection cap (lab-notes trap 1); {@code --client-max-connections N}
+ *   <li>HTTP/1.1, no per-host connection cap (docs/traps.md #1); {@code --client-max-connections N}
  *       adds one on purpose, to show what a pool of N does to a 1 s backend.</li>
  *   <li>An explicit, named executor (trap 9): the client's internal work and our completions run
  *       on {@code client-N} threads, which {@code clientThreads} in /stats then names.</li>

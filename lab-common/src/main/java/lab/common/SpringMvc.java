@@ -12,7 +12,7 @@ import org.springframework.web.servlet.config.annotation.EnableWebMvc;
 /**
  * Plain Spring MVC (no Boot): a DispatcherServlet over an annotation context holding the
  * controller and the shared {@link Remote}. Async support is on the servlet and the stats filter
- * registrations (lab-notes trap 8), done by {@link Container}.
+ * registrations (docs/traps.md #8), done by {@link Container}.
  */
 public final class SpringMvc {
 

@@ -45,7 +45,7 @@ final class TomcatContainer implements Container {
         set(connector, "address", config.host());
         if (config.virtualThreads()) {
             // Tomcat's VirtualThreadExecutor: a virtual thread per request, no pool, no queue;
-            // maxThreads is ignored (lab-notes traps 11 and 16).
+            // maxThreads is ignored (docs/traps.md #11 and #16).
             set(connector, "useVirtualThreads", true);
         } else {
             set(connector, "maxThreads", config.threads());

@@ -10,7 +10,7 @@ import java.lang.invoke.MethodType;
  * application code. The lab builds with {@code --release 17}, so the JDK 21 API is reached by
  * reflection here, and vN is refused on JDK 17.
  *
- * <p>The trap (lab-notes 17): the default scheduler reads
+ * <p>The trap (docs/traps.md #17): the default scheduler reads
  * {@code jdk.virtualThreadScheduler.parallelism} and {@code maxPoolSize} once, when the first
  * virtual thread is made, and by default uses every core and may add carriers up to 256 while
  * virtual threads are pinned. {@link #pinCarriers} sets both to N before that; {@link #checkCarriers}

@@ -19,7 +19,7 @@ import org.eclipse.jetty.util.thread.QueuedThreadPool;
 /**
  * The slow backend every app calls: {@code GET /sleep[?ms=N]} answers after N ms.
  *
- * <p>It must never be the bottleneck (lab-notes trap 5): a {@code Thread.sleep} mock on a
+ * <p>It must never be the bottleneck (docs/traps.md #5): a {@code Thread.sleep} mock on a
  * 200-thread server caps every test at 200 in flight. Here the request is parked without a
  * thread: a Jetty core handler returns at once and a single timer thread writes the answer when
  * the delay is up, so thousands of requests can wait at the cost of a few objects each.

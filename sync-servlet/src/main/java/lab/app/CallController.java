@@ -20,7 +20,7 @@ import lab.common.SpringMvc;
 /**
  * Spring MVC, blocking: RestClient on the shared JDK client. The request factory is set
  * explicitly; {@code RestClient.builder()} would pick Apache or Jetty's client if either were on
- * the classpath, with their own connection caps (lab-notes trap 10).
+ * the classpath, with their own connection caps (docs/traps.md #10).
  */
 @RestController
 public class CallController {

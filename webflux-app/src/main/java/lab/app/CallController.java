@@ -23,7 +23,7 @@ import lab.common.Replies;
 /**
  * WebFlux: a {@link Mono} from WebClient on the shared JDK client. The connector is set
  * explicitly; {@code WebClient.create()} would use Reactor Netty's own pool and its limits
- * (lab-notes traps 1 and 10). The answer is a stream of buffers: WebFlux writes each one only
+ * (docs/traps.md #1 and #10). The answer is a stream of buffers: WebFlux writes each one only
  * when the connection can take it (a Servlet 3.1 WriteListener underneath) and asks for the next
  * one after that, so a slow reader holds no thread and no more than a chunk or two in memory.
  */
