@@ -275,56 +275,26 @@ def memory_per_1000(cells, hi_level=None):
 
 
 def sweep_section(run, chart_names):
+    """The sweep's section: what ran, the knee per variant, the charts, memory per 1,000 in flight,
+    and every level per variant (each column is explained in docs/reading-results.md, "Sweep tables")."""
+    meta = run["meta"]
+    levels = meta.get("sweep") or []
+    head = ("\n## How far does each model scale? (the sweep)\n\n"
+            f"Each variant ran at every level of `SWEEP` ({', '.join(map(str, levels))} connections; wrk "
+            f"-t{' -t'.join(map(str, meta.get('wrk_threads') or []))}, {meta.get('duration_s')} s per cell), on a "
+            f"fresh JVM per level warmed up at that level, with a calibration cell (wrk straight at remote-sleep) "
+            f"at every level.\n\n### How to read the sweep\n\n"
+            f"The knee is the first level below {KNEE_PCT:g} % of that level's ceiling, or with "
+            f"errors; *saturated* names what ran out there, from a measurement (the pool by Little's law, box CPU "
+            f"≥ 95 %, app CPU near its N threads, wrk CPU near its -t). wrk, remote-sleep and the app share "
+            f"{meta.get('cores') or 2} cores (docs/traps.md #13–#15). Every column: docs/reading-results.md, "
+            f"\"Sweep tables\".\n")
+    return head + knees_and_charts(run, chart_names) + memory_table(run) + every_level(run)
+
+
+def knees_and_charts(run, chart_names):
     lines = []
     w = lines.append
-    meta = run["meta"]
-    cores = meta.get("cores") or 2
-    levels = meta.get("sweep") or []
-    variants = sweep_variants(run)
-    cal = {c["connections"]: c for c in meta["calibration"] if c["loadgen"] == "wrk"}
-    w("\n## How far does each model scale? (the sweep)\n\n")
-    w(f"Each variant ran at every level of `SWEEP` ({', '.join(map(str, levels))} connections; wrk "
-      f"-t{' -t'.join(map(str, meta.get('wrk_threads') or []))}, {meta.get('duration_s')} s per cell), on a "
-      f"fresh JVM per level warmed up at that level, with a calibration cell (wrk straight at remote-sleep) "
-      f"at every level.\n\n")
-    w("### How to read the sweep\n\n")
-    w(f"- **ceiling**: at each level, the calibration's steady req/s: what this box and this closed-loop "
-      f"window reach with no app in between. At high levels it falls below connections / 1 s even for "
-      f"remote-sleep: connection set-up and a full accept queue cost the first requests, and wrk, remote-sleep "
-      f"and the app share {cores} cores (docs/traps.md #13–#15).\n")
-    w(f"- **knee**: the first level whose steady req/s is below {KNEE_PCT:g} % of *that level's* ceiling, or "
-      f"that had errors (wrk's connect/read/write/status errors and timeouts) or FAILED. Past it the model — "
-      f"or the machine — no longer keeps up. **saturated** names what ran out there, when a recorded "
-      f"resource did: **the pool** (a thread-per-request app holds one request per thread, so its "
-      f"Little's-law bound, threads / 1 s, is below the ceiling), **box CPU** ≥ 95 % (then the box, not "
-      f"the model, is the limit: wrk and remote-sleep need CPU too), **app CPU** within 10 % of the N "
-      f"threads that may run its code (N < cores), or **wrk CPU** near its -t. None named: the cause is "
-      f"elsewhere (connection set-up, the accept queue, GC pauses).\n")
-    w("- **app CPU s**: CPU seconds the app's JVM used during the measured window (utime + stime from "
-      "/proc/PID/stat, all its threads: request handling, the HTTP client, GC, JIT). **CPU ms/req**: that, "
-      "divided by the requests wrk counted: what one request costs this model (lower is cheaper; at a "
-      "saturated level it also includes the work of requests still in flight when wrk stopped).\n")
-    w("- **peak RSS**: the app's largest resident memory (VmRSS) sampled every 0.25 s over the window: "
-      "heap the GC has touched, thread stacks, metaspace, code, buffers — what the OS gives this process. "
-      "The JVM's heap is sized by the GC (the default max heap is 1/4 of RAM), so part of the growth is "
-      "garbage not yet collected: read differences between models, not the last MB. **peak thr.** the "
-      "largest number of OS threads (/proc/PID/status `Threads`: pool, selector, client, GC and compiler "
-      "threads; a virtual thread is not one, its carrier is).\n")
-    w("- **box / app / wrk / remote**: % of all cores busy over the window, and the cores each process "
-      "used (CPU seconds / duration). A box near 100 % means the load generator and the servers compete "
-      "for the CPU: the knee is then the machine's, not the model's.\n")
-    w("- **memory per 1,000 in-flight**: (peak RSS at the highest level that ran − peak RSS at the lowest) "
-      "/ (requests in flight there − there) × 1,000, with requests in flight from the app's own count "
-      "(`/stats` maxInFlight). The fixed cost of a JVM drops out; what stays is what each waiting "
-      "request costs: a platform thread's stack and the objects of its request, or a virtual thread's "
-      "stack on the heap, or a parked callback. **per 1,000 connections** divides by the connections "
-      "instead: the same for a model that holds every connection's request in flight, and for a "
-      "pool-capped one it also counts the connections queued for a thread.\n")
-    w("- **in flight**: the most requests the app held in application code at once (`/stats` maxInFlight); "
-      "**unfinished**: requests still in flight or queued for a pool thread when wrk stopped (a pool-capped "
-      "app holds the rest of its connections in its queue). Latency: wrk's **p99**, measured from when it "
-      "sent (closed loop): past the knee requests queue in the app, and p99 grows towards the window.\n")
-
     w("\n### Knee per variant\n\n")
     for line in knee_lines(run):
         w(f"- {line}\n")
@@ -337,6 +307,13 @@ def sweep_section(run, chart_names):
           + ". One line per variant, connections on a log scale; the throughput chart's dashed line is the "
             "ceiling.\n")
 
+    return "".join(lines)
+
+
+def memory_table(run):
+    lines = []
+    w = lines.append
+    variants = sweep_variants(run)
     w("\n### Memory per 1,000 in-flight requests\n\n")
     _lo_level, hi_level = memory_levels(variants)
     if hi_level is not None:
@@ -357,6 +334,16 @@ def sweep_section(run, chart_names):
           f"{lo['peak_rss_mb']:.0f} → {hi['peak_rss_mb']:.0f} MB | {per} | {m['mb_per_1000_conns']:.1f} | "
           f"{f_int(lo.get('peak_os_threads'))} → {f_int(hi.get('peak_os_threads'))} |\n")
 
+    return "".join(lines)
+
+
+def every_level(run):
+    lines = []
+    w = lines.append
+    meta = run["meta"]
+    cores = meta.get("cores") or 2
+    variants = sweep_variants(run)
+    cal = {c["connections"]: c for c in meta["calibration"] if c["loadgen"] == "wrk"}
     w("\n### Every level, per variant\n")
     cols = ["connections", "ceiling", "steady req/s", "% of ceiling", "p99", "errors", "in flight", "unfinished",
             "app CPU s", "CPU ms/req", "peak RSS MB", "peak thr.", "box CPU", "app", "wrk", "remote", "saturated"]
