@@ -86,8 +86,23 @@ check "--help prints the usage and exits 0" bash -c './bench.sh --help | grep -q
 echo "== the Python side: byte-compiles, unit tests"
 check "every bench Python file compiles" \
     python3 -c 'import sys; [compile(open(f).read(), f, "exec") for f in sys.argv[1:]]' bench/*.py bench/labbench/*.py
-check "unit tests: bench/test_*.py (settings, matrix, rounds, report.py, compare's verdicts, slowclients.py, the sweep)" \
-    env PYTHONPATH=bench python3 -m unittest discover -s bench -p 'test_*.py'
+# The chart test draws with the charts' venv: install it first (idempotent; `make sweep` would only
+# install it later), so that test cannot skip on a fresh machine.
+check "matplotlib for the chart test: bench/tools/install.sh matplotlib" bench/tools/install.sh matplotlib
+
+# unit_tests: the unit tests pass and none was skipped for want of matplotlib.
+unit_tests() {
+    local rc=0
+    PYTHONPATH=bench python3 -m unittest discover -v -s bench -p 'test_*.py' >"$TMP/unit.out" 2>&1 || rc=$?
+    cat "$TMP/unit.out"
+    if grep "skipped 'matplotlib" "$TMP/unit.out"; then
+        echo "a test was skipped for want of matplotlib (above)"
+        return 1
+    fi
+    return "$rc"
+}
+check "unit tests: bench/test_*.py (settings, matrix, rounds, report.py, compare's verdicts, slowclients.py, the sweep, its charts), none skipped for want of matplotlib" \
+    unit_tests
 
 echo "== make sweep on a tiny sweep (2 levels x 2 variants + 2 calibration cells, 2 s each, about 40 s)"
 check "make sweep runs the tiny sweep" env SWEEP="5 40" SWEEP_VARIANTS="sync-servlet:10 async-servlet:1" \
