@@ -68,6 +68,20 @@ bench_run() {
     check "$name: no WARNING/ERROR line and no Traceback in the run's output" output_clean "$TMP/$name.out"
 }
 
+# no_errors RUN_DIR: every ok wrk cell of the run (at least one) answered every request with a
+# 2xx (wrk's errors: connect, read, write, status = non-2xx answers, all 0) and had no timeout.
+no_errors() {
+    python3 - "$1/results.json" <<'EOF'
+import json, sys
+cells = [c for c in json.load(open(sys.argv[1]))["cells"] if c["status"] == "ok" and c.get("loadgen", "wrk") == "wrk"]
+bad = [c for c in cells if c["timeouts"] != 0 or any(c["errors"][k] != 0 for k in ("connect", "read", "write", "status"))]
+for c in bad:
+    print("errors in", {k: c.get(k) for k in ("scenario", "app", "container", "threads", "errors", "timeouts")})
+print(f"{len(cells)} ok wrk cells, {len(bad)} with errors or timeouts")
+sys.exit(1 if bad or not cells else 0)
+EOF
+}
+
 # bad_setting 'VAR=value ...': bench.sh must print ERROR + usage, exit 2, create no run and
 # leave every port free.
 bad_setting() {
@@ -142,6 +156,7 @@ assert len(cells) == 4 and all(c['status'] == 'ok' for c in cells), [c['status']
 for c in cells:
     assert c['peak_rss_mb'] > 10 and c['peak_os_threads'] > 5 and c['cpu_app_s'] is not None, c
     assert c['cpu_ms_per_request'] is not None and c['cpu_box_pct'] is not None and c['variant'], c"
+check "sweep: no errors or timeouts in any cell" no_errors "$TMP/sweep/latest"
 check "the chart files: 4 charts, PNG and SVG" bash -c "
     for f in sweep-throughput sweep-p99 sweep-rss sweep-cpu; do
         [[ -s '$TMP/sweep/latest/charts/'\$f.png && -s '$TMP/sweep/latest/charts/'\$f.svg ]] || { echo missing \$f; exit 1; }
@@ -212,6 +227,7 @@ assert isinstance(r['meta'], dict) and len(r['cells']) == 4, r.keys()"
 check "every cell has the issue's fields" check_json \
     "all(k in c for k in '''$FIELDS'''.split()) and all(k in c['errors'] for k in ('connect', 'read', 'write', 'status'))"
 check "every cell's status is ok" check_json "c['status'] == 'ok'"
+check "no cell had errors (connect, read, write, non-2xx status) or timeouts" no_errors "$RUN"
 check "call cells: scenario call, platform pool, threads an int" check_json \
     "c['scenario'] == 'call' and c['pool_mode'] == 'platform' and c['threads'] == 1"
 check "async cells reach >= 50 % of the ceiling" check_json \
@@ -248,6 +264,7 @@ by = {c['app']: c for c in cells}
 assert all(c['side_load_exit'] == 0 and c['slow_connected'] == 2 for c in cells), cells
 assert by['nio-servlet']['pct_of_ceiling'] >= 50, by['nio-servlet']
 assert (by['sync-servlet']['steady_rps'] or 0) <= 0.5 * by['sync-servlet']['bound_rps'], by['sync-servlet']"
+check "slow clients: no errors or timeouts in wrk's traffic" no_errors "$TMP/slow/latest"
 check "results.md has the slow-upload section" grep -q '^## Slow clients: slow-upload' "$TMP/slow/latest/results.md"
 
 echo "== make compare"
@@ -271,6 +288,7 @@ probe = {c['app']: {p['n']: p for p in c['probes']} for c in cells if c['loadgen
 assert probe['fanout-sequential'][5]['client_ms'] >= 500, probe
 assert probe['fanout-async'][5]['client_ms'] < 400, probe
 assert all(c['status'] == 'ok' for c in cells), [c['status'] for c in cells]"
+check "fan-out: no errors or timeouts in the wrk cells" no_errors "$TMP/fanout/latest"
 check "results.md has the fan-out section" grep -q '^## One request, many calls (SCENARIO=fanout)' \
     "$TMP/fanout/latest/results.md"
 
