@@ -262,6 +262,33 @@ check "make compare of the two rounds of one run: every cell the same" bash -c "
     make -s compare A='$RUN@1' B='$RUN@2' >'$TMP/halves.md'; cat '$TMP/halves.md';
     grep -q '^\*\*4 cells in both runs: 4 same, 0 better, 0 worse beyond the noise' '$TMP/halves.md'"
 
+# halved_is_worse: a copy of the run with every cell's steady req/s (and its min–max) halved;
+# `make compare A=run B=copy` must call each cell's steady req/s and the cell itself worse.
+halved_is_worse() {
+    python3 - "$RUN/results.json" "$TMP/halved.json" <<'EOF' || return 1
+import json, sys
+run = json.load(open(sys.argv[1]))
+for c in run["cells"]:
+    c["steady_rps"] /= 2
+    rng = (c.get("range") or {}).get("steady_rps")
+    if rng:
+        c["range"]["steady_rps"] = [v / 2 for v in rng]
+json.dump(run, open(sys.argv[2], "w"))
+EOF
+    make -s compare A="$RUN" B="$TMP/halved.json" >"$TMP/halved.md" || return 1
+    cat "$TMP/halved.md"
+    python3 - "$TMP/halved.md" <<'EOF'
+import sys
+md = open(sys.argv[1]).read()
+# | scenario | app | container | threads | load | A steady | B steady | change | verdict | A p99 | B p99 | change | verdict | cell |
+rows = [[col.strip() for col in line.split("|")[1:-1]] for line in md.splitlines() if line.startswith("| call |")]
+assert len(rows) == 4, rows
+assert all(r[8] == "worse" and r[7] == "-50.0 %" and r[13] == "**worse**" for r in rows), rows
+assert "**4 cells in both runs: 0 same, 0 better, 4 worse beyond the noise" in md, "summary line"
+EOF
+}
+check "make compare A=run B=the run with steady req/s halved: every cell worse" halved_is_worse
+
 echo "== open loop: vegeta at a constant rate (1 cell + 1 calibration, about 20 s; builds vegeta once)"
 bench_run "LOADGEN=vegeta runs and writes its figures" vegeta env APPS=async-servlet CONTAINERS=jetty THREADS=1 WRK_THREADS=10 \
     CONNECTIONS=10 DURATION=2s SLEEP_MS=200 LOADGEN=vegeta RATE=20 RESULTS_DIR="$TMP/ol" ./bench.sh
