@@ -289,6 +289,44 @@ EOF
 }
 check "make compare A=run B=the run with steady req/s halved: every cell worse" halved_is_worse
 
+echo "== virtual threads on 1 carrier and Netty's event loop (THREADS='1 v1' on tomcat and netty: 5 cells + 1 calibration, about 50 s)"
+bench_run "bench.sh runs sync-servlet and webflux on tomcat (1 thread, v1) and netty (1 event loop)" vn \
+    env APPS="sync-servlet webflux" CONTAINERS="tomcat netty" THREADS="1 v1" WRK_THREADS=10 CONNECTIONS=10 \
+    DURATION=2s SLEEP_MS=200 WARMUP=1s RESULTS_DIR="$TMP/vn" ./bench.sh
+# v1_cell: on JDK 21+ the v1 cell ran (ok) on its one carrier thread and, a blocked virtual thread
+# holding no carrier, reached >= 50 % of the ceiling (10x the 1-thread bound); on an older JDK it
+# is SKIPPED with a reason naming JDK 21. Every other cell is ok.
+v1_cell() {
+    python3 - "$TMP/vn/latest/results.json" "$(bench/java-home.sh)/bin/java" <<'EOF'
+import json, re, subprocess, sys
+run = json.load(open(sys.argv[1]))
+m = re.search(r'version "(\d+)', run["meta"].get("jdk", ""))
+if not m:          # no JDK in meta: ask the JDK bench.sh runs with
+    out = subprocess.run([sys.argv[2], "-version"], stderr=subprocess.PIPE, text=True).stderr
+    m = re.search(r'version "(\d+)', out)
+major = int(m.group(1))
+cells = run["cells"]
+(v1,) = [c for c in cells if c["app"] == "sync-servlet" and c["container"] == "tomcat" and c["threads"] == "v1"]
+print(f"JDK {major}:", {k: v1.get(k) for k in ("status", "pool_mode", "steady_rps", "pct_of_ceiling", "carrier_threads",
+                                                "carrier_thread_names", "handler_threads")})
+if major >= 21:
+    assert v1["status"] == "ok" and v1["pool_mode"] == "virtual", v1["status"]
+    assert (v1["pct_of_ceiling"] or 0) >= 50, v1["pct_of_ceiling"]
+    assert v1["carrier_threads"] == 1, v1["carrier_thread_names"]
+else:
+    assert v1["status"].startswith("SKIPPED") and "JDK 21" in v1["status"], v1["status"]
+others = [c for c in cells if c["threads"] != "v1" or major >= 21]
+assert len(others) >= 3 and all(c["status"] == "ok" for c in others), [(c["app"], c["container"], c["threads"], c["status"]) for c in others]
+EOF
+}
+check "v1: sync-servlet on 1 carrier thread reaches >= 50 % of the ceiling (JDK 21+; SKIPPED naming JDK 21 before)" v1_cell
+check "netty: webflux on 1 event loop reaches >= 50 % of the ceiling, 1 handler thread" python3 -c "
+import json; cells = json.load(open('$TMP/vn/latest/results.json'))['cells']
+(c,) = [c for c in cells if c['container'] == 'netty']
+assert c['app'] == 'webflux' and c['status'] == 'ok' and c['pool_mode'] == 'event-loop', c
+assert (c['pct_of_ceiling'] or 0) >= 50 and c['handler_threads'] == 1, c"
+check "v1 and netty run: no errors or timeouts in any cell" no_errors "$TMP/vn/latest"
+
 echo "== open loop: vegeta at a constant rate (1 cell + 1 calibration, about 20 s; builds vegeta once)"
 bench_run "LOADGEN=vegeta runs and writes its figures" vegeta env APPS=async-servlet CONTAINERS=jetty THREADS=1 WRK_THREADS=10 \
     CONNECTIONS=10 DURATION=2s SLEEP_MS=200 LOADGEN=vegeta RATE=20 RESULTS_DIR="$TMP/ol" ./bench.sh
