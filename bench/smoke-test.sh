@@ -1,18 +1,26 @@
 #!/usr/bin/env bash
 #
-# smoke-test.sh - the bench harness end to end on a tiny matrix (run by `make test`, ~1 min).
+# smoke-test.sh - the bench harness end to end on tiny matrices (run by `make test`, ~5 min).
 #
-# Checks that bad settings exit 2 and start nothing; runs the Python unit tests (bench/test_bench.py:
-# settings, matrix, report.py and compare.py on a hand-made run); checks that SIGTERM stops a run
+# Checks that bad settings exit 2 and start nothing; installs matplotlib (the charts' venv) and runs
+# the Python unit tests (bench/test_*.py: settings, matrix, report.py, compare.py, the sweep and its
+# charts), failing if a test was skipped for want of matplotlib; checks that SIGTERM stops a run
 # with exit 143 and leaves nothing listening; runs async-servlet and sync-servlet on both
-# containers with 1 thread, 10 connections, 2 s cells and a 200 ms remote; then checks the files,
-# the JSON fields, the model (async >= 50 % of the ceiling, sync <= 2x its Little's-law bound,
-# 1 handler thread), `make compare`, and shellcheck when it is installed. `make sweep` runs on a
-# tiny sweep (2 levels x 2 variants, 2 s cells): its tables, knee line and chart files.
+# containers with 1 thread, 10 connections, 2 s cells and a 200 ms remote, twice (REPEAT=2); then
+# checks the files, the JSON fields, the model (async >= 50 % of the ceiling, sync between 0.5x and
+# 2x its Little's-law bound, 1 handler thread), a results.md row per app with its figure, and
+# `make compare` (a run against itself: same; against a copy with steady req/s halved: worse).
+# More small runs: v1 (virtual threads on 1 carrier: >= 50 % of the ceiling, 1 carrier thread; on
+# JDK < 21 SKIPPED naming JDK 21) and webflux on Netty's 1 event loop (>= 50 %, 1 handler thread);
+# vegeta's open loop; slow-upload and slow-download (nio-servlet keeps >= 50 % of the ceiling,
+# sync-servlet does not); fan-out. After every run: no line starting with WARNING or ERROR and no
+# Traceback in its output, and 0 errors (connect, read, write, non-2xx status) and 0 timeouts in
+# every ok wrk cell. `make sweep` runs on a tiny sweep (2 levels x 2 variants, 2 s cells): its
+# tables, knee line and chart files. shellcheck when it is installed.
 # Prints "N passed, M failed" last and exits 1 when anything failed.
 #
 # USAGE: bench/smoke-test.sh        (ports 19100-19102 by default; override with REMOTE_PORT etc.)
-#        bench/smoke-test.sh sweep  only the bad settings, the unit tests and the tiny sweep (~1 min)
+#        bench/smoke-test.sh sweep  only the bad settings, the unit tests and the tiny sweep (~1.5 min)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
