@@ -173,7 +173,7 @@ check "the knee line: sync-servlet with 10 threads bends at 40 connections, on i
 check "results.md has the sweep's tables, knee lines, a memory row per variant over its levels, and charts" bash -c "
     md='$TMP/sweep/latest/results.md'
     grep -q '^## How far does each model scale? (the sweep)' \$md && grep -q '^### Knee per variant' \$md &&
-    grep -q '^- async-servlet jetty, 1 thread: knee at ' \$md &&
+    grep -q '^- async-servlet jetty, 1 thread: ' \$md &&
     grep -q '^| sync-servlet jetty, 10 threads | 5 → 40 | ' \$md && grep -q '^| async-servlet jetty, 1 thread | 5 → 40 | ' \$md &&
     grep -q '^#### sync-servlet jetty, 10 threads' \$md && grep -q '(charts/sweep-throughput.png)' \$md"
 check "every sweep cell has its resource columns" python3 -c "
