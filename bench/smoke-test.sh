@@ -1,18 +1,26 @@
 #!/usr/bin/env bash
 #
-# smoke-test.sh - the bench harness end to end on a tiny matrix (run by `make test`, ~1 min).
+# smoke-test.sh - the bench harness end to end on tiny matrices (run by `make test`, ~5 min).
 #
-# Checks that bad settings exit 2 and start nothing; runs the Python unit tests (bench/test_bench.py:
-# settings, matrix, report.py and compare.py on a hand-made run); checks that SIGTERM stops a run
+# Checks that bad settings exit 2 and start nothing; installs matplotlib (the charts' venv) and runs
+# the Python unit tests (bench/test_*.py: settings, matrix, report.py, compare.py, the sweep and its
+# charts), failing if a test was skipped for want of matplotlib; checks that SIGTERM stops a run
 # with exit 143 and leaves nothing listening; runs async-servlet and sync-servlet on both
-# containers with 1 thread, 10 connections, 2 s cells and a 200 ms remote; then checks the files,
-# the JSON fields, the model (async >= 50 % of the ceiling, sync <= 2x its Little's-law bound,
-# 1 handler thread), `make compare`, and shellcheck when it is installed. `make sweep` runs on a
-# tiny sweep (2 levels x 2 variants, 2 s cells): its tables, knee line and chart files.
+# containers with 1 thread, 10 connections, 2 s cells and a 200 ms remote, twice (REPEAT=2); then
+# checks the files, the JSON fields, the model (async >= 50 % of the ceiling, sync between 0.5x and
+# 2x its Little's-law bound, 1 handler thread), a results.md row per app with its figure, and
+# `make compare` (a run against itself: same; against a copy with steady req/s halved: worse).
+# More small runs: v1 (virtual threads on 1 carrier: >= 50 % of the ceiling, 1 carrier thread; on
+# JDK < 21 SKIPPED naming JDK 21) and webflux on Netty's 1 event loop (>= 50 %, 1 handler thread);
+# vegeta's open loop; slow-upload and slow-download (nio-servlet keeps >= 50 % of the ceiling,
+# sync-servlet does not); fan-out. After every run: no line starting with WARNING or ERROR and no
+# Traceback in its output, and 0 errors (connect, read, write, non-2xx status) and 0 timeouts in
+# every ok wrk cell. `make sweep` runs on a tiny sweep (2 levels x 2 variants, 2 s cells): its
+# tables, knee line and chart files. shellcheck when it is installed.
 # Prints "N passed, M failed" last and exits 1 when anything failed.
 #
 # USAGE: bench/smoke-test.sh        (ports 19100-19102 by default; override with REMOTE_PORT etc.)
-#        bench/smoke-test.sh sweep  only the bad settings, the unit tests and the tiny sweep (~1 min)
+#        bench/smoke-test.sh sweep  only the bad settings, the unit tests and the tiny sweep (~1.5 min)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -45,6 +53,58 @@ nothing_listens() {
             return 1
         fi
     done
+}
+
+# output_clean FILE: a bench run's output (stdout + stderr) has no line starting with WARNING or
+# ERROR and no Traceback: main.py turns a failed final report into a WARNING with exit 0. The one
+# exception is Maven's notice about sun.misc.Unsafe on JDK 24+, printed when the bench rebuilds
+# stale jars (smoke-test.sh run by hand after a Java edit).
+output_clean() {
+    local bad
+    bad=$(grep -E '^(WARNING|ERROR)|Traceback' "$1" |
+        grep -vE '^WARNING: (A terminally deprecated method in sun\.misc\.Unsafe|sun\.misc\.Unsafe::|Please consider reporting this to the maintainers of class com\.google\.)' || true)
+    [[ -z $bad ]] || { echo "$bad"; return 1; }
+}
+
+# bench_run DESCRIPTION NAME COMMAND...: check a bench run that must succeed, keep its output in
+# $TMP/NAME.out, then check that output with output_clean.
+bench_run() {
+    local what=$1 name=$2
+    shift 2
+    check "$what" "$@"
+    cp "$TMP/check.out" "$TMP/$name.out"
+    check "$name: no WARNING/ERROR line and no Traceback in the run's output" output_clean "$TMP/$name.out"
+}
+
+# no_errors RUN_DIR: every ok wrk cell of the run (at least one) answered every request with a
+# 2xx (wrk's errors: connect, read, write, status = non-2xx answers, all 0) and had no timeout.
+no_errors() {
+    python3 - "$1/results.json" <<'EOF'
+import json, sys
+cells = [c for c in json.load(open(sys.argv[1]))["cells"] if c["status"] == "ok" and c.get("loadgen", "wrk") == "wrk"]
+bad = [c for c in cells if c["timeouts"] != 0 or any(c["errors"][k] != 0 for k in ("connect", "read", "write", "status"))]
+for c in bad:
+    print("errors in", {k: c.get(k) for k in ("scenario", "app", "container", "threads", "errors", "timeouts")})
+print(f"{len(cells)} ok wrk cells, {len(bad)} with errors or timeouts")
+sys.exit(1 if bad or not cells else 0)
+EOF
+}
+
+# md_rows RUN_DIR [SCENARIO]: results.md shows every ok wrk cell's figure: for each one (of that
+# scenario), a table row naming its app holds its % of ceiling as results.json has it (one decimal).
+md_rows() {
+    python3 - "$1" "${2:-}" <<'EOF'
+import json, sys
+run, scenario = sys.argv[1], sys.argv[2]
+cells = [c for c in json.load(open(f"{run}/results.json"))["cells"]
+         if c["status"] == "ok" and c.get("loadgen", "wrk") == "wrk" and scenario in ("", c["scenario"])]
+rows = [line for line in open(f"{run}/results.md") if line.startswith("|")]
+missing = [c for c in cells if c.get("pct_of_ceiling") is None
+           or not any(f"| {c['app']} " in r and f"{c['pct_of_ceiling']:.1f} %" in r for r in rows)]
+for c in missing:
+    print("no row for", c["app"], c["container"], c["threads"], "with", c.get("pct_of_ceiling"), "% of ceiling")
+sys.exit(1 if missing or not cells else 0)
+EOF
 }
 
 # bad_setting 'VAR=value ...': bench.sh must print ERROR + usage, exit 2, create no run and
@@ -86,20 +146,35 @@ check "--help prints the usage and exits 0" bash -c './bench.sh --help | grep -q
 echo "== the Python side: byte-compiles, unit tests"
 check "every bench Python file compiles" \
     python3 -c 'import sys; [compile(open(f).read(), f, "exec") for f in sys.argv[1:]]' bench/*.py bench/labbench/*.py
-check "unit tests: bench/test_*.py (settings, matrix, rounds, report.py, compare's verdicts, slowclients.py, the sweep)" \
-    env PYTHONPATH=bench python3 -m unittest discover -s bench -p 'test_*.py'
+# The chart test draws with the charts' venv: install it first (idempotent; `make sweep` would only
+# install it later), so that test cannot skip on a fresh machine.
+check "matplotlib for the chart test: bench/tools/install.sh matplotlib" bench/tools/install.sh matplotlib
+
+# unit_tests: the unit tests pass and none was skipped for want of matplotlib.
+unit_tests() {
+    local rc=0
+    PYTHONPATH=bench python3 -m unittest discover -v -s bench -p 'test_*.py' >"$TMP/unit.out" 2>&1 || rc=$?
+    cat "$TMP/unit.out"
+    if grep "skipped 'matplotlib" "$TMP/unit.out"; then
+        echo "a test was skipped for want of matplotlib (above)"
+        return 1
+    fi
+    return "$rc"
+}
+check "unit tests: bench/test_*.py (settings, matrix, rounds, report.py, compare's verdicts, slowclients.py, the sweep, its charts), none skipped for want of matplotlib" \
+    unit_tests
 
 echo "== make sweep on a tiny sweep (2 levels x 2 variants + 2 calibration cells, 2 s each, about 40 s)"
-check "make sweep runs the tiny sweep" env SWEEP="5 40" SWEEP_VARIANTS="sync-servlet:10 async-servlet:1" \
+bench_run "make sweep runs the tiny sweep" sweep env SWEEP="5 40" SWEEP_VARIANTS="sync-servlet:10 async-servlet:1" \
     DURATION=2s SLEEP_MS=200 WARMUP=1s RESULTS_DIR="$TMP/sweep" make -s sweep
-cp "$TMP/check.out" "$TMP/sweep.out"
 grep -E '^(\[|== done|== knee|   [a-z-]+ jetty, )' "$TMP/sweep.out" | sed 's/^/       /'
 check "the knee line: sync-servlet with 10 threads bends at 40 connections, on its pool" \
     grep -q '^   sync-servlet jetty, 10 threads: knee at 40 connections .*saturated: the pool' "$TMP/sweep.out"
-check "results.md has the sweep's tables, knee lines, memory table and charts" bash -c "
+check "results.md has the sweep's tables, knee lines, a memory row per variant over its levels, and charts" bash -c "
     md='$TMP/sweep/latest/results.md'
     grep -q '^## How far does each model scale? (the sweep)' \$md && grep -q '^### Knee per variant' \$md &&
-    grep -q '^- async-servlet jetty, 1 thread: ' \$md && grep -q '^### Memory per 1,000 in-flight requests' \$md &&
+    grep -q '^- async-servlet jetty, 1 thread: ' \$md &&
+    grep -q '^| sync-servlet jetty, 10 threads | 5 → 40 | ' \$md && grep -q '^| async-servlet jetty, 1 thread | 5 → 40 | ' \$md &&
     grep -q '^#### sync-servlet jetty, 10 threads' \$md && grep -q '(charts/sweep-throughput.png)' \$md"
 check "every sweep cell has its resource columns" python3 -c "
 import json; cells = json.load(open('$TMP/sweep/latest/results.json'))['cells']
@@ -107,6 +182,7 @@ assert len(cells) == 4 and all(c['status'] == 'ok' for c in cells), [c['status']
 for c in cells:
     assert c['peak_rss_mb'] > 10 and c['peak_os_threads'] > 5 and c['cpu_app_s'] is not None, c
     assert c['cpu_ms_per_request'] is not None and c['cpu_box_pct'] is not None and c['variant'], c"
+check "sweep: no errors or timeouts in any cell" no_errors "$TMP/sweep/latest"
 check "the chart files: 4 charts, PNG and SVG" bash -c "
     for f in sweep-throughput sweep-p99 sweep-rss sweep-cpu; do
         [[ -s '$TMP/sweep/latest/charts/'\$f.png && -s '$TMP/sweep/latest/charts/'\$f.svg ]] || { echo missing \$f; exit 1; }
@@ -140,8 +216,8 @@ check "SIGTERM: exit 143, results kept, nothing left listening" sigterm_stops_th
 echo "== a tiny matrix, twice (REPEAT=2: 2 x (4 cells + 1 calibration), about 80 s)"
 export APPS="async-servlet sync-servlet" CONTAINERS="jetty tomcat" THREADS=1 WRK_THREADS=10 \
     CONNECTIONS=10 DURATION=2s SLEEP_MS=200 WARMUP=1s RESULTS_DIR="$TMP/results" REPEAT=2
-check "bench.sh runs the tiny matrix" ./bench.sh
-grep -E '^(\[|== done|   ceiling)' "$TMP/check.out" | sed 's/^/       /'   # its progress lines
+bench_run "bench.sh runs the tiny matrix" matrix ./bench.sh
+grep -E '^(\[|== done|   ceiling)' "$TMP/matrix.out" | sed 's/^/       /'   # its progress lines
 RUN="$TMP/results/latest"
 unset APPS CONTAINERS THREADS WRK_THREADS CONNECTIONS DURATION SLEEP_MS WARMUP RESULTS_DIR REPEAT
 
@@ -163,7 +239,7 @@ run = json.load(open(sys.argv[1]))
 cells = run["cells"]
 bad = [c for c in cells if not eval(sys.argv[2], {"c": c})]
 for c in bad:
-    print("not true for", {k: c.get(k) for k in ("app", "container", "rps", "bound_rps", "ceiling_rps",
+    print("not true for", {k: c.get(k) for k in ("app", "container", "rps", "steady_rps", "bound_rps", "ceiling_rps",
           "pct_of_ceiling", "handler_threads", "status")})
 sys.exit(1 if bad or not cells else 0)
 EOF
@@ -177,14 +253,16 @@ assert isinstance(r['meta'], dict) and len(r['cells']) == 4, r.keys()"
 check "every cell has the issue's fields" check_json \
     "all(k in c for k in '''$FIELDS'''.split()) and all(k in c['errors'] for k in ('connect', 'read', 'write', 'status'))"
 check "every cell's status is ok" check_json "c['status'] == 'ok'"
+check "no cell had errors (connect, read, write, non-2xx status) or timeouts" no_errors "$RUN"
 check "call cells: scenario call, platform pool, threads an int" check_json \
     "c['scenario'] == 'call' and c['pool_mode'] == 'platform' and c['threads'] == 1"
 check "async cells reach >= 50 % of the ceiling" check_json \
     "c['app'] != 'async-servlet' or (c['pct_of_ceiling'] or 0) >= 50"
-check "sync cells stay <= 2x their bound (1 thread / 200 ms = 5 req/s)" check_json \
-    "c['app'] != 'sync-servlet' or (c['rps'] is not None and c['rps'] <= 2 * c['bound_rps'])"
+check "sync cells stay <= 2x their bound (1 thread / 200 ms = 5 req/s) and reach >= 0.5x of it" check_json \
+    "c['app'] != 'sync-servlet' or (c['rps'] is not None and c['rps'] <= 2 * c['bound_rps']
+                                     and (c['steady_rps'] or 0) >= 0.5 * c['bound_rps'])"
 check "1 thread: 1 handler thread ran the app code" check_json "c['handler_threads'] == 1"
-check "results.md has a table per pool size x wrk setting" grep -q '^### 1 thread · wrk -t10 -c10' "$RUN/results.md"
+check "results.md has a row per app with each cell's % of ceiling" md_rows "$RUN"
 check "REPEAT=2: every cell is a median of 2 rounds with its min–max" check_json \
     "(c['repeats'] == 2 and c['rounds_failed'] == 0 and len(c['range']['steady_rps']) == 2
       and c['range']['steady_rps'][0] <= c['steady_rps'] <= c['range']['steady_rps'][1])"
@@ -192,8 +270,73 @@ check "make compare of the two rounds of one run: every cell the same" bash -c "
     make -s compare A='$RUN@1' B='$RUN@2' >'$TMP/halves.md'; cat '$TMP/halves.md';
     grep -q '^\*\*4 cells in both runs: 4 same, 0 better, 0 worse beyond the noise' '$TMP/halves.md'"
 
+# halved_is_worse: a copy of the run with every cell's steady req/s (and its min–max) halved;
+# `make compare A=run B=copy` must call each cell's steady req/s and the cell itself worse.
+halved_is_worse() {
+    python3 - "$RUN/results.json" "$TMP/halved.json" <<'EOF' || return 1
+import json, sys
+run = json.load(open(sys.argv[1]))
+for c in run["cells"]:
+    c["steady_rps"] /= 2
+    rng = (c.get("range") or {}).get("steady_rps")
+    if rng:
+        c["range"]["steady_rps"] = [v / 2 for v in rng]
+json.dump(run, open(sys.argv[2], "w"))
+EOF
+    make -s compare A="$RUN" B="$TMP/halved.json" >"$TMP/halved.md" || return 1
+    cat "$TMP/halved.md"
+    python3 - "$TMP/halved.md" <<'EOF'
+import sys
+md = open(sys.argv[1]).read()
+# | scenario | app | container | threads | load | A steady | B steady | change | verdict | A p99 | B p99 | change | verdict | cell |
+rows = [[col.strip() for col in line.split("|")[1:-1]] for line in md.splitlines() if line.startswith("| call |")]
+assert len(rows) == 4, rows
+assert all(r[8] == "worse" and r[7] == "-50.0 %" and r[13] == "**worse**" for r in rows), rows
+assert "**4 cells in both runs: 0 same, 0 better, 4 worse beyond the noise" in md, "summary line"
+EOF
+}
+check "make compare A=run B=the run with steady req/s halved: every cell worse" halved_is_worse
+
+echo "== virtual threads on 1 carrier and Netty's event loop (THREADS='1 v1' on tomcat and netty: 5 cells + 1 calibration, about 50 s)"
+bench_run "bench.sh runs sync-servlet and webflux on tomcat (1 thread, v1) and netty (1 event loop)" vn \
+    env APPS="sync-servlet webflux" CONTAINERS="tomcat netty" THREADS="1 v1" WRK_THREADS=10 CONNECTIONS=10 \
+    DURATION=2s SLEEP_MS=200 WARMUP=1s RESULTS_DIR="$TMP/vn" ./bench.sh
+# v1_cell: on JDK 21+ the v1 cell ran (ok) on its one carrier thread and, a blocked virtual thread
+# holding no carrier, reached >= 50 % of the ceiling (10x the 1-thread bound); on an older JDK it
+# is SKIPPED with a reason naming JDK 21. Every other cell is ok.
+v1_cell() {
+    python3 - "$TMP/vn/latest/results.json" "$(bench/java-home.sh)/bin/java" <<'EOF'
+import json, re, subprocess, sys
+run = json.load(open(sys.argv[1]))
+m = re.search(r'version "(\d+)', run["meta"].get("jdk", ""))
+if not m:          # no JDK in meta: ask the JDK bench.sh runs with
+    out = subprocess.run([sys.argv[2], "-version"], stderr=subprocess.PIPE, text=True).stderr
+    m = re.search(r'version "(\d+)', out)
+major = int(m.group(1))
+cells = run["cells"]
+(v1,) = [c for c in cells if c["app"] == "sync-servlet" and c["container"] == "tomcat" and c["threads"] == "v1"]
+print(f"JDK {major}:", {k: v1.get(k) for k in ("status", "pool_mode", "steady_rps", "pct_of_ceiling", "carrier_threads",
+                                                "carrier_thread_names", "handler_threads")})
+if major >= 21:
+    assert v1["status"] == "ok" and v1["pool_mode"] == "virtual", v1["status"]
+    assert (v1["pct_of_ceiling"] or 0) >= 50, v1["pct_of_ceiling"]
+    assert v1["carrier_threads"] == 1, v1["carrier_thread_names"]
+else:
+    assert v1["status"].startswith("SKIPPED") and "JDK 21" in v1["status"], v1["status"]
+others = [c for c in cells if c["threads"] != "v1" or major >= 21]
+assert len(others) >= 3 and all(c["status"] == "ok" for c in others), [(c["app"], c["container"], c["threads"], c["status"]) for c in others]
+EOF
+}
+check "v1: sync-servlet on 1 carrier thread reaches >= 50 % of the ceiling (JDK 21+; SKIPPED naming JDK 21 before)" v1_cell
+check "netty: webflux on 1 event loop reaches >= 50 % of the ceiling, 1 handler thread" python3 -c "
+import json; cells = json.load(open('$TMP/vn/latest/results.json'))['cells']
+(c,) = [c for c in cells if c['container'] == 'netty']
+assert c['app'] == 'webflux' and c['status'] == 'ok' and c['pool_mode'] == 'event-loop', c
+assert (c['pct_of_ceiling'] or 0) >= 50 and c['handler_threads'] == 1, c"
+check "v1 and netty run: no errors or timeouts in any cell" no_errors "$TMP/vn/latest"
+
 echo "== open loop: vegeta at a constant rate (1 cell + 1 calibration, about 20 s; builds vegeta once)"
-check "LOADGEN=vegeta runs and writes its figures" env APPS=async-servlet CONTAINERS=jetty THREADS=1 WRK_THREADS=10 \
+bench_run "LOADGEN=vegeta runs and writes its figures" vegeta env APPS=async-servlet CONTAINERS=jetty THREADS=1 WRK_THREADS=10 \
     CONNECTIONS=10 DURATION=2s SLEEP_MS=200 LOADGEN=vegeta RATE=20 RESULTS_DIR="$TMP/ol" ./bench.sh
 check "the open-loop cell answered every request near the backend's delay" python3 -c "
 import json; r = json.load(open('$TMP/ol/latest/results.json')); (c,) = r['cells']
@@ -203,17 +346,38 @@ assert r['meta']['calibration'][0]['loadgen'] == 'vegeta', r['meta']['calibratio
 check "results.md shows closed- and open-loop latency side by side" grep -q '^## Open loop: vegeta at 20 req/s beside wrk' \
     "$TMP/ol/latest/results.md"
 
-echo "== slow clients beside wrk (2 cells + 1 calibration, about 25 s)"
-check "SCENARIO=slow-upload runs its side load" env SCENARIO=slow-upload APPS="sync-servlet nio-servlet" \
-    CONTAINERS=tomcat THREADS=1 WRK_THREADS=10 CONNECTIONS=10 DURATION=2s SLEEP_MS=200 SLOW_CLIENTS=2 \
-    SLOW_RATE=100 SLOW_BYTES=2000 RESULTS_DIR="$TMP/slow" ./bench.sh
-check "slow-upload: the side load ran; nio-servlet keeps serving, sync-servlet does not" python3 -c "
-import json; cells = json.load(open('$TMP/slow/latest/results.json'))['cells']
-by = {c['app']: c for c in cells}
-assert all(c['side_load_exit'] == 0 and c['slow_connected'] == 2 for c in cells), cells
-assert by['nio-servlet']['pct_of_ceiling'] >= 50, by['nio-servlet']
-assert (by['sync-servlet']['steady_rps'] or 0) <= 0.5 * by['sync-servlet']['bound_rps'], by['sync-servlet']"
-check "results.md has the slow-upload section" grep -q '^## Slow clients: slow-upload' "$TMP/slow/latest/results.md"
+# Each scenario's default SLOW_BYTES: uploads of 4 KiB (41 s at 100 B/s), downloads of 16 MiB, far
+# more than the socket buffers hold, so a blocking writer stays blocked for the whole cell.
+echo "== slow clients beside wrk (slow-upload and slow-download: 4 cells + 1 calibration, about 40 s)"
+bench_run "SCENARIO='slow-upload slow-download' runs its side load" slow env SCENARIO="slow-upload slow-download" \
+    APPS="sync-servlet nio-servlet" CONTAINERS=tomcat THREADS=1 WRK_THREADS=10 CONNECTIONS=10 DURATION=2s \
+    SLEEP_MS=200 SLOW_CLIENTS=2 SLOW_RATE=100 RESULTS_DIR="$TMP/slow" ./bench.sh
+# slow_cells SCENARIO: the side load ran beside both cells of the scenario; nio-servlet (bodies
+# without blocking) keeps >= 50 % of the ceiling, sync-servlet (its one thread blocked on a slow
+# client) stays under 50 % of the ceiling and at most half its own 1-thread bound.
+slow_cells() {
+    python3 - "$TMP/slow/latest/results.json" "$1" <<'EOF'
+import json, sys
+cells = [c for c in json.load(open(sys.argv[1]))["cells"] if c["scenario"] == sys.argv[2]]
+by = {c["app"]: c for c in cells}
+assert sorted(by) == ["nio-servlet", "sync-servlet"], sorted(by)
+assert all(c["status"] == "ok" and c["side_load_exit"] == 0 and c["slow_connected"] == 2 for c in cells), cells
+assert (by["nio-servlet"]["pct_of_ceiling"] or 0) >= 50, by["nio-servlet"]
+sync = by["sync-servlet"]
+assert (sync["pct_of_ceiling"] or 0) < 50 and (sync["steady_rps"] or 0) <= 0.5 * sync["bound_rps"], sync
+EOF
+}
+check "slow-upload: the side load ran; nio-servlet keeps serving, sync-servlet does not" slow_cells slow-upload
+check "slow-download: the side load ran; nio-servlet keeps serving, sync-servlet does not" slow_cells slow-download
+check "slow clients: no errors or timeouts in wrk's traffic" no_errors "$TMP/slow/latest"
+slow_md() {
+    local md="$TMP/slow/latest/results.md" section
+    for section in slow-upload slow-download; do
+        grep -q "^## Slow clients: $section\$" "$md" || { echo "no '## Slow clients: $section' in $md"; return 1; }
+    done
+    md_rows "$TMP/slow/latest"
+}
+check "results.md has both slow-* sections and a row per app with each cell's % of ceiling" slow_md
 
 echo "== make compare"
 check "make compare A=run B=run prints a table with every cell" bash -c "
@@ -227,7 +391,7 @@ check "make compare on a missing run exits 2" bash -c "
     rc=0; PYTHONPATH=bench python3 -m labbench.report.compare '$TMP/nope' '$RUN' || rc=\$?; [[ \$rc == 2 ]]"
 
 echo "== one request, many calls (SCENARIO=fanout: 2 apps, 2 probes + 2 wrk cells, about 30 s)"
-check "SCENARIO=fanout times one request at a time, then runs wrk" env SCENARIO=fanout \
+bench_run "SCENARIO=fanout times one request at a time, then runs wrk" fanout env SCENARIO=fanout \
     FANOUT_APPS="fanout-sequential fanout-async" FANOUT="1 5" FANOUT_MS=100 CONTAINERS=tomcat THREADS=1 \
     WRK_THREADS=2 CONNECTIONS=4 DURATION=2s SLEEP_MS=200 RESULTS_DIR="$TMP/fanout" ./bench.sh
 check "fan-out: 5 calls of 100 ms take >= 0.5 s one after another, < 0.4 s all at once" python3 -c "
@@ -236,6 +400,7 @@ probe = {c['app']: {p['n']: p for p in c['probes']} for c in cells if c['loadgen
 assert probe['fanout-sequential'][5]['client_ms'] >= 500, probe
 assert probe['fanout-async'][5]['client_ms'] < 400, probe
 assert all(c['status'] == 'ok' for c in cells), [c['status'] for c in cells]"
+check "fan-out: no errors or timeouts in the wrk cells" no_errors "$TMP/fanout/latest"
 check "results.md has the fan-out section" grep -q '^## One request, many calls (SCENARIO=fanout)' \
     "$TMP/fanout/latest/results.md"
 
