@@ -3,7 +3,7 @@
 # smoke-test.sh - the bench harness end to end on tiny matrices (run by `make test`, ~5 min).
 #
 # Checks that bad settings exit 2 and start nothing; installs matplotlib (the charts' venv) and runs
-# the Python unit tests (bench/test_*.py: settings, matrix, report.py, compare.py, the sweep and its
+# the Python unit tests (bench/test_*.py: settings, matrix, the report package, compare, the sweep and its
 # charts), failing if a test was skipped for want of matplotlib; checks that SIGTERM stops a run
 # with exit 143 and leaves nothing listening; runs async-servlet and sync-servlet on both
 # containers with 1 thread, 10 connections, 2 s cells and a 200 ms remote, twice (REPEAT=2); then
@@ -145,7 +145,7 @@ check "--help prints the usage and exits 0" bash -c './bench.sh --help | grep -q
 
 echo "== the Python side: byte-compiles, unit tests"
 check "every bench Python file compiles" \
-    python3 -c 'import sys; [compile(open(f).read(), f, "exec") for f in sys.argv[1:]]' bench/*.py bench/labbench/*.py
+    python3 -c 'import sys; [compile(open(f).read(), f, "exec") for f in sys.argv[1:]]' bench/*.py bench/labbench/*.py bench/labbench/*/*.py
 # The chart test draws with the charts' venv: install it first (idempotent; `make sweep` would only
 # install it later), so that test cannot skip on a fresh machine.
 check "matplotlib for the chart test: bench/tools/install.sh matplotlib" bench/tools/install.sh matplotlib
@@ -161,7 +161,7 @@ unit_tests() {
     fi
     return "$rc"
 }
-check "unit tests: bench/test_*.py (settings, matrix, rounds, report.py, compare's verdicts, slowclients.py, the sweep, its charts), none skipped for want of matplotlib" \
+check "unit tests: bench/test_*.py (settings, matrix, rounds, the report, compare.s verdicts, slowclients.py, the sweep, its charts), none skipped for want of matplotlib" \
     unit_tests
 
 echo "== make sweep on a tiny sweep (2 levels x 2 variants + 2 calibration cells, 2 s each, about 40 s)"
