@@ -15,6 +15,7 @@ class AppInfo:
     thread_per_request: bool        # at most --threads requests in flight on a platform pool
     containers: Tuple[str, ...]
     scenarios: Tuple[str, ...]      # which scenarios run it
+    clients: Tuple[str, ...]        # the outbound HTTP clients it can call the remote with (--client)
     model: str                      # one line for reports
 
 
@@ -25,13 +26,16 @@ def load(path=FILE):
     for row in rows:
         r = dict(zip(header, row))
         apps[r["app"]] = AppInfo(r["app"], r["module"], r["family"], r["thread_per_request"] == "yes",
-                                 tuple(r["containers"].split(",")), tuple(r["scenarios"].split(",")), r["model"])
+                                 tuple(r["containers"].split(",")), tuple(r["scenarios"].split(",")),
+                                 tuple(r["clients"].split(",")), r["model"])
     return apps
 
 
 APPS = load()
 CONTAINERS = list(dict.fromkeys(c for a in APPS.values() for c in a.containers))
 MODULE_OF = {a.app: a.module for a in APPS.values()}
+CLIENTS = list(dict.fromkeys(c for a in APPS.values() for c in a.clients))   # jdk first: the control
+DEFAULT_CLIENT = CLIENTS[0]
 
 
 def apps_for(scenario):

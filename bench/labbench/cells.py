@@ -30,6 +30,7 @@ class Cell:
     round: int = 1        # REPEAT: which round of the matrix
     path: str = ""        # what the load calls (the scenario's path)
     variant: str = ""     # a planner's (the sweep's) variant this cell belongs to
+    client: str = catalog.DEFAULT_CLIENT   # the app's outbound HTTP client (--client)
 
     @property
     def pool_mode(self):
@@ -45,14 +46,20 @@ class Cell:
 
     @property
     def app_key(self):
-        return self.app, self.container, self.threads
+        return self.app, self.container, self.threads, self.client
+
+    @property
+    def client_suffix(self):
+        """The client in names and labels, only when it is not the default (old runs keep their names)."""
+        return "" if self.client == catalog.DEFAULT_CLIENT else self.client
 
     @property
     def dir_name(self):
         rnd = "" if self.round == 1 else f"r{self.round}-"
         scenario = "" if self.scenario == scenarios.DEFAULT else f"{self.scenario}-"
         load = f"w{self.wrk_threads}-c{self.connections}" if self.loadgen == "wrk" else self.loadgen
-        return f"{self.index:02d}-{rnd}{scenario}{self.app}-{self.container}-t{self.threads}-{load}"
+        client = f"-{self.client_suffix}" if self.client_suffix else ""
+        return f"{self.index:02d}-{rnd}{scenario}{self.app}-{self.container}-t{self.threads}{client}-{load}"
 
     @property
     def label(self):
@@ -60,7 +67,8 @@ class Cell:
         scenario = "" if self.scenario == scenarios.DEFAULT else f"{self.scenario} "
         load = {"wrk": f"wrk-t={self.wrk_threads} c={self.connections}", "vegeta": "vegeta (open loop)",
                 "probe": "one request at a time"}[self.loadgen]
-        return f"{rnd}{scenario}{self.app} {self.container} threads={self.threads} {load}"
+        client = f" client={self.client_suffix}" if self.client_suffix else ""
+        return f"{rnd}{scenario}{self.app} {self.container} threads={self.threads}{client} {load}"
 
     def skip_reason(self, java_major):
         """Why this machine cannot run the cell (it stays in the matrix as SKIPPED), or None."""
@@ -73,8 +81,12 @@ class Cell:
         return scenarios.get(self.scenario)
 
 
-def left_out_because(app, container, threads):
+def left_out_because(app, container, threads, client=catalog.DEFAULT_CLIENT):
     """(why, what) when a combination does not exist at all (it is not a cell), else None."""
+    if client not in catalog.APPS[app].clients:
+        only = [a for a in catalog.APPS if catalog.APPS[a].clients == catalog.APPS[app].clients]
+        return (f"the {catalog.APPS[app].family} apps call out with the {' or '.join(catalog.APPS[app].clients)} "
+                f"client only (one client per model is what they compare)", f"{client} client for {', '.join(only)}")
     if not catalog.runs_on(app, container):
         others = [a for a in catalog.APPS if catalog.runs_on(a, container)]
         return (f"{container} runs only the {', '.join(others)} app (Reactor Netty has no servlet API)",
@@ -92,9 +104,9 @@ def plan(s):
     wrk settings, then the open loop), and one sentence per reason for the combinations left out.
     A planner (the sweep) makes a matrix of its own."""
     if s.mode != "matrix":
-        def make(app, container, threads, wt, conns, variant):
+        def make(app, container, threads, wt, conns, variant, client=catalog.DEFAULT_CLIENT):
             return Cell(len(cells) + 1, scenarios.DEFAULT, app, container, threads, wt, conns,
-                        path=scenarios.get(scenarios.DEFAULT).path(s), variant=variant)
+                        path=scenarios.get(scenarios.DEFAULT).path(s), variant=variant, client=client)
         cells = []
         for c in scenarios.get(s.mode).plan(s, lambda *a: make(*a)):
             c.index = len(cells) + 1
@@ -107,18 +119,19 @@ def plan(s):
             for container in s.containers:
                 for app in scene.apps(s):
                     for threads in s.threads:
-                        gap = left_out_because(app, container, threads)
-                        if gap:
-                            why, what = gap
-                            if what not in left_out.setdefault(why, []):
-                                left_out[why].append(what)
-                            continue
-                        def make(loadgen, wt, conns):
-                            return Cell(len(cells) + 1, name, app, container, threads, wt, conns, loadgen, rnd,
-                                        scene.path(s))
-                        for cell in scene.cells(s, make, s.loadgens):
-                            cell.index = len(cells) + 1
-                            cells.append(cell)
+                        for client in s.clients:
+                            gap = left_out_because(app, container, threads, client)
+                            if gap:
+                                why, what = gap
+                                if what not in left_out.setdefault(why, []):
+                                    left_out[why].append(what)
+                                continue
+                            def make(loadgen, wt, conns):
+                                return Cell(len(cells) + 1, name, app, container, threads, wt, conns, loadgen, rnd,
+                                            scene.path(s), client=client)
+                            for cell in scene.cells(s, make, s.loadgens):
+                                cell.index = len(cells) + 1
+                                cells.append(cell)
     return cells, [f"{why}: no {', '.join(what)}" for why, what in left_out.items()]
 
 
@@ -224,7 +237,8 @@ class App:
         cmd = [m.java, *cds, *s.java_opts, "-jar", f"{module}/target/{module}.jar", "--app", cell.app,
                "--container", cell.container, "--threads", cell.threads, "--host", "127.0.0.1",
                "--port", str(s.app_port), "--admin-port", str(s.admin_port),
-               "--remote", f"http://127.0.0.1:{s.remote_port}", *s.app_args]
+               "--remote", f"http://127.0.0.1:{s.remote_port}",
+               *(["--client", cell.client] if cell.client_suffix else []), *s.app_args]
         self.proc = procs.start(cmd, out=self.log)
         self.key, self.had_side_load = cell.app_key, False
         return procs.wait_ready(self.proc, self.admin + "/stats", self.log, [s.app_port, s.admin_port],
@@ -277,7 +291,7 @@ def run_cell(lab, app, cell):
     rec = CellRecord(index=cell.index, round=cell.round, scenario=cell.scenario, loadgen=cell.loadgen,
                      app=cell.app, container=cell.container, threads=cell.threads, pool_mode=cell.pool_mode,
                      thread_per_request=cell.thread_per_request, wrk_threads=cell.wrk_threads,
-                     connections=cell.connections, rate=s.rate if gen.open_loop else None,
+                     connections=cell.connections, rate=s.rate if gen.open_loop else None, client=cell.client,
                      duration_s=s.duration_s, sleep_ms=s.sleep_ms, variant=cell.variant or None,
                      params=scene.params(s))
     rec.save(d / "cell.json")

@@ -22,6 +22,7 @@ class CellRecord:
     app: Optional[str] = None
     container: Optional[str] = None
     threads: Optional[str] = None        # "1", "200", "v1": as --threads takes it
+    client: str = "jdk"                  # the app's outbound HTTP client (--client)
     pool_mode: str = "platform"          # platform, virtual, event-loop
     thread_per_request: bool = False
     wrk_threads: Optional[int] = None

@@ -17,6 +17,8 @@ CORE_DEFAULTS = {
     "APPS": "sync-servlet sync-mvc async-servlet async-mvc nio-servlet webflux",
     "CONTAINERS": "jetty tomcat netty",   # netty runs the webflux app only
     "THREADS": "1 200 v1",     # threads that may run application code (--threads of every app); vN = virtual
+    "CLIENT": "jdk",           # the apps' outbound HTTP client (--client): jdk, reactor-netty, jetty; a list runs each
+    "PROFILE": "0",            # 1: a CPU profile of the app over every cell's measured window, CPU by layer
     "WRK_THREADS": "10 100",   # wrk -t
     "CONNECTIONS": "100",      # wrk -c
     "SCENARIO": scenarios.DEFAULT,   # what else happens during a cell (scenarios/); a list runs each in turn
@@ -53,6 +55,8 @@ class Settings:
     apps: List[str]
     containers: List[str]
     threads: List[str]        # "1", "200", "v1": kept as text, passed to --threads as is
+    clients: List[str]        # --client of the apps: jdk (the control every model shares), reactor-netty, jetty
+    profile: bool             # PROFILE=1: the app profiles itself over each measured window
     wrk_threads: List[int]
     connections: List[int]
     scenarios: List[str]
@@ -107,6 +111,8 @@ Settings (current value):
   CONTAINERS="{v['CONTAINERS']}"       known: {' '.join(KNOWN_CONTAINERS)} (netty runs webflux only)
   THREADS="{v['THREADS']}"             pool sizes: threads that may run application code;
                                vN = virtual threads on N carrier threads (JDK 21+), eg, v1
+  CLIENT="{v['CLIENT']}"               the apps' outbound HTTP client, known: {' '.join(catalog.CLIENTS)} (a list runs each)
+  PROFILE={v['PROFILE']}                   1: a CPU profile of the app over each measured window (flame.html, CPU by layer)
   WRK_THREADS="{v['WRK_THREADS']}"        wrk -t, each <= every CONNECTIONS value
   CONNECTIONS="{v['CONNECTIONS']}"          wrk -c
   SCENARIO="{v['SCENARIO']}"            known: {' '.join(scenarios.SELECTABLE)} (a list runs each in turn)
@@ -125,7 +131,8 @@ replaces APPS, CONTAINERS, THREADS, CONNECTIONS (and needs SCENARIO=call, LOADGE
   SWEEP="{v['SWEEP']}"     connection levels; each must fit this machine's limits
         (file descriptors: ~2 per connection in the app; ephemeral ports: see the environment lines)
   SWEEP_VARIANTS="{v['SWEEP_VARIANTS']}"
-        app[@container]:threads; threads = N, vN (virtual, JDK 21+), or conns (a pool as large as the level)
+        app[@container]:threads[:client]; threads = N, vN (virtual, JDK 21+), or conns (a pool as large as the level);
+        client = jdk (default), reactor-netty or jetty
   SWEEP_CONTAINER={v['SWEEP_CONTAINER']}        container of every variant without @container (jetty or tomcat)
 
 Examples:
@@ -139,7 +146,7 @@ Examples:
   REPEAT=3 ./bench.sh                                 # medians with min–max: what `make compare` judges noise by
   SCENARIO=fanout CONTAINERS=tomcat THREADS=1 WRK_THREADS=10 ./bench.sh   # one request, many calls
   make bench DURATION=30s && make compare A=results/<older stamp> B=results/latest
-  make sweep                                          # 7 variants x 6 levels, 100..10,000 connections, ~11 min
+  make sweep                                          # 9 variants x 6 levels, 100..10,000 connections, ~14 min
   SWEEP="100 1000" SWEEP_VARIANTS="sync-servlet:200 async-servlet:1" DURATION=5s ./bench.sh sweep"""
 
 
@@ -162,6 +169,9 @@ def parse(environ, mode="matrix", n_cores=None):
     for t in threads:
         if not COUNT.fullmatch(t[1:] if is_virtual(t) else t):
             raise UsageError(f"THREADS: '{t}' is not a positive integer or vN (virtual threads on N carriers)")
+    clients = known("CLIENT", v["CLIENT"], catalog.CLIENTS, "client")
+    if v["PROFILE"] not in ("0", "1"):
+        raise UsageError(f"PROFILE: '{v['PROFILE']}' is not 0 or 1")
     wrk_threads = counts("WRK_THREADS", v["WRK_THREADS"])
     connections = counts("CONNECTIONS", v["CONNECTIONS"])
     for t in wrk_threads:
@@ -198,7 +208,8 @@ def parse(environ, mode="matrix", n_cores=None):
     if repeat > 20:
         raise UsageError(f"REPEAT: {repeat} rounds is more than 20")
     return Settings(
-        raw=v, apps=apps, containers=containers, threads=threads, wrk_threads=wrk_threads,
+        raw=v, apps=apps, containers=containers, threads=threads, clients=clients, profile=v["PROFILE"] == "1",
+        wrk_threads=wrk_threads,
         connections=connections, scenarios=scenario_names, loadgens=loadgens, rate=rate, repeat=repeat,
         duration=v["DURATION"], duration_s=duration_s, warmup=v["WARMUP"],
         warmup_s=seconds_of(v["WARMUP"]), wrk_timeout=wrk_timeout, wrk_timeout_s=seconds_of(wrk_timeout),

@@ -27,8 +27,8 @@ import sys
 from pathlib import Path
 
 # variant: two sweep variants can meet in one cell (sync-servlet:200 and :conns at 200 connections).
-KEY = ("scenario", "loadgen", "app", "container", "threads", "wrk_threads", "connections", "variant")
-DEFAULTS = {"scenario": "call", "loadgen": "wrk"}      # for runs from before these existed
+KEY = ("scenario", "loadgen", "app", "container", "threads", "wrk_threads", "connections", "variant", "client")
+DEFAULTS = {"scenario": "call", "loadgen": "wrk", "client": "jdk"}      # for runs from before these existed
 # An open-loop (vegeta) cell is judged by what it served and its p99 from the intended send time.
 OPEN_LOOP = {"steady_rps": "ol_served_rps", "p99_ms": "ol_p99_ms"}
 
@@ -50,6 +50,11 @@ def usage_error(message):
 
 def key_of(cell):
     return tuple(cell.get(k) or DEFAULTS.get(k) for k in KEY)
+
+
+def app_text(key):
+    """The app, and its client when it is not the default one."""
+    return key[2] if key[8] == DEFAULTS["client"] else f"{key[2]} · {key[8]} client"
 
 
 def load_text(key):
@@ -204,7 +209,7 @@ def main(argv):
     rows = compare(a, b)
     counts = {"same": 0, "better": 0, "worse": 0, "—": 0}
     for k, ca, cb, metrics, verdicts, cell_verdict in rows:
-        cols = [k[0], k[2], k[3], str(k[4]), load_text(k)]
+        cols = [k[0], app_text(k), k[3], str(k[4]), load_text(k)]
         for field in ("steady_rps", "p99_ms"):
             ma, mb = metrics[field]
             cols += [fmt(ma, field) if ok(ca) else status_text(ca), fmt(mb, field) if ok(cb) else status_text(cb),
@@ -223,7 +228,7 @@ def main(argv):
         if keys:
             print(f"\n{label}:")
             for k in keys:
-                print(f"- {k[0]}: {k[2]} {k[3]} threads={k[4]} {load_text(k)}")
+                print(f"- {k[0]}: {app_text(k)} {k[3]} threads={k[4]} {load_text(k)}")
     if not rows:
         print("\n(no cell in common)")
     return 0

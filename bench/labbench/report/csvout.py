@@ -6,7 +6,7 @@ import io
 from .. import loadgens, scenarios
 
 COMMON = [
-    "index", "round", "repeats", "scenario", "loadgen", "app", "container", "threads", "pool_mode", "wrk_threads",
+    "index", "round", "repeats", "scenario", "loadgen", "app", "container", "threads", "client", "pool_mode", "wrk_threads",
     "connections", "duration_s", "sleep_ms",
     "requests", "rps", "steady_rps", "bound_rps", "ceiling_rps", "pct_of_ceiling", "latency_avg_ms", "p50_ms",
     "p90_ms", "p99_ms", "max_ms", "timeouts", "slow_2s", "errors_connect", "errors_read",

@@ -117,7 +117,7 @@ def cell_record(d, ceilings):
     in_flight = min(conns, threads) if r.thread_per_request else conns
     rec = {
         "index": r.index, "round": r.round or 1, "loadgen": r.loadgen, "scenario": r.scenario,
-        "app": r.app, "container": r.container, "threads": threads, "pool_mode": r.pool_mode,
+        "app": r.app, "container": r.container, "threads": threads, "client": r.client, "pool_mode": r.pool_mode,
         "wrk_threads": r.wrk_threads, "connections": r.connections, "duration_s": r.duration_s,
         "sleep_ms": r.sleep_ms, "thread_per_request": r.thread_per_request,
         "requests": None, "rps": None, "steady_rps": None,
@@ -213,7 +213,7 @@ def ceilings_of(calibration):
 
 
 # variant: two sweep variants can meet in one cell (sync-servlet:200 and :conns at 200 connections).
-CELL_KEY = ("scenario", "loadgen", "app", "container", "threads", "wrk_threads", "connections", "variant")
+CELL_KEY = ("scenario", "loadgen", "app", "container", "threads", "client", "wrk_threads", "connections", "variant")
 # What REPEAT reports as a median with its min–max; everything else is the median round's.
 ROUND_METRICS = ("requests", "rps", "steady_rps", "pct_of_ceiling", "ceiling_rps", "latency_avg_ms", "p50_ms",
                  "p90_ms", "p99_ms", "max_ms", "timeouts", "slow_2s", "unfinished", "max_in_flight",

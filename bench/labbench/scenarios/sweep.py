@@ -16,7 +16,7 @@ from . import Scenario
 
 # A sweep variant is app[@container]:threads, threads = N, vN, or "conns": a pool as large as
 # the level's connections (thread-per-request at any scale: what a platform thread per request costs).
-VARIANT = re.compile(r"([a-z-]+)(?:@([a-z]+))?:(conns|v?[0-9]+)")
+VARIANT = re.compile(r"([a-z-]+)(?:@([a-z]+))?:(conns|v?[0-9]+)(?::([a-z-]+))?")
 # Settings the sweep sets itself: it runs CONNECTIONS over SWEEP for each variant, the call scenario, wrk only.
 NOT_IN_SWEEP = {"APPS": "SWEEP_VARIANTS", "CONTAINERS": "SWEEP_CONTAINER or app@container in SWEEP_VARIANTS",
                 "THREADS": "SWEEP_VARIANTS", "CONNECTIONS": "SWEEP", "SCENARIO": "", "LOADGEN": "", "REPEAT": ""}
@@ -39,10 +39,12 @@ class Variant:
     app: str
     container: str
     threads: str              # "200", "v1", or "conns" (= the level's connections)
+    client: str = catalog.DEFAULT_CLIENT    # the app's outbound HTTP client
 
     @property
     def id(self):
-        return f"{self.app}@{self.container}:{self.threads}"
+        client = "" if self.client == catalog.DEFAULT_CLIENT else f":{self.client}"
+        return f"{self.app}@{self.container}:{self.threads}{client}"
 
     def threads_at(self, level):
         return str(level) if self.threads == "conns" else self.threads
@@ -58,7 +60,8 @@ class Variant:
             pool = f"{self.threads} event loop{'s' if self.threads != '1' else ''}"
         else:
             pool = f"{self.threads} thread{'s' if self.threads != '1' else ''}"
-        return f"{self.app} {self.container}, {pool}"
+        client = "" if self.client == catalog.DEFAULT_CLIENT else f", {self.client} client"
+        return f"{self.app} {self.container}, {pool}{client}"
 
 
 
@@ -68,15 +71,18 @@ def parse_variants(text, default_container):
     for spec in split_list(text):
         m = VARIANT.fullmatch(spec)
         if not m:
-            raise UsageError(f"SWEEP_VARIANTS: '{spec}' is not app[@container]:threads (threads N, vN or conns)")
+            raise UsageError(f"SWEEP_VARIANTS: '{spec}' is not app[@container]:threads[:client] (threads N, vN or conns)")
         app, container, threads = m.group(1), m.group(2) or default_container, m.group(3)
+        client = m.group(4) or catalog.DEFAULT_CLIENT
+        if client not in catalog.APPS.get(app, catalog.APPS["sync-servlet"]).clients:
+            raise UsageError(f"SWEEP_VARIANTS: '{spec}': unknown client '{client}' (known: {' '.join(catalog.CLIENTS)})")
         known("SWEEP_VARIANTS", app, catalog.apps_for("call"), "app")
         known("SWEEP_VARIANTS", container, catalog.CONTAINERS, "container")
         if threads != "conns" and not COUNT.fullmatch(threads[1:] if is_virtual(threads) else threads):
             raise UsageError(f"SWEEP_VARIANTS: '{spec}': threads must be a positive integer, vN or conns")
         if not catalog.runs_on(app, container) or (container in catalog.EVENT_LOOP and is_virtual(threads)):
             raise UsageError(f"SWEEP_VARIANTS: '{spec}': netty runs only the webflux app, on N event loops (not vN)")
-        variant = Variant(app, container, threads)
+        variant = Variant(app, container, threads, client)
         if variant in variants:
             raise UsageError(f"SWEEP_VARIANTS: '{spec}' is there twice")
         variants.append(variant)
@@ -396,7 +402,7 @@ class Sweep(Scenario):
     defaults = {
         "SWEEP": "100 500 1000 2000 5000 10000",   # the connection levels every sweep variant runs at
         "SWEEP_VARIANTS": "sync-servlet:200 sync-servlet:conns sync-servlet:v1 async-servlet:1 nio-servlet:1 "
-                          "webflux:1 webflux@netty:1",
+                          "webflux:1 webflux@netty:1 webflux@netty:1:reactor-netty async-servlet:1:jetty",
         "SWEEP_CONTAINER": "jetty",  # the container of every variant without @container
     }
 
@@ -409,7 +415,7 @@ class Sweep(Scenario):
     def plan(self, s, make):
         """For each variant, each SWEEP level (s.connections) with each wrk -t, in that order; the
         variants' combinations were checked when SWEEP_VARIANTS was parsed."""
-        return [make(v.app, v.container, v.threads_at(conns), wt, conns, v.id)
+        return [make(v.app, v.container, v.threads_at(conns), wt, conns, v.id, v.client)
                 for v in s.variants for conns in s.connections for wt in s.wrk_threads]
 
     def fit_limits(self, environ, s, error, held):
