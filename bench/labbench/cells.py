@@ -31,6 +31,8 @@ class Cell:
     path: str = ""        # what the load calls (the scenario's path)
     variant: str = ""     # a planner's (the sweep's) variant this cell belongs to
     client: str = catalog.DEFAULT_CLIENT   # the app's outbound HTTP client (--client)
+    app_args: tuple = ()  # a planner's extra app flags for this cell (PRESET=2021's capped client pool)
+    wrk_timeout: str = "" # a planner's wrk --timeout for this cell (PRESET=2021: wrk's default 2 s)
 
     @property
     def pool_mode(self):
@@ -46,7 +48,7 @@ class Cell:
 
     @property
     def app_key(self):
-        return self.app, self.container, self.threads, self.client
+        return self.app, self.container, self.threads, self.client, self.app_args
 
     @property
     def client_suffix(self):
@@ -104,9 +106,11 @@ def plan(s):
     wrk settings, then the open loop), and one sentence per reason for the combinations left out.
     A planner (the sweep) makes a matrix of its own."""
     if s.mode != "matrix":
-        def make(app, container, threads, wt, conns, variant, client=catalog.DEFAULT_CLIENT):
+        def make(app, container, threads, wt, conns, variant, client=catalog.DEFAULT_CLIENT, app_args=(),
+                 wrk_timeout=""):
             return Cell(len(cells) + 1, scenarios.DEFAULT, app, container, threads, wt, conns,
-                        path=scenarios.get(scenarios.DEFAULT).path(s), variant=variant, client=client)
+                        path=scenarios.get(scenarios.DEFAULT).path(s), variant=variant, client=client,
+                        app_args=tuple(app_args), wrk_timeout=wrk_timeout)
         cells = []
         for c in scenarios.get(s.mode).plan(s, lambda *a: make(*a)):
             c.index = len(cells) + 1
@@ -238,7 +242,7 @@ class App:
                "--container", cell.container, "--threads", cell.threads, "--host", "127.0.0.1",
                "--port", str(s.app_port), "--admin-port", str(s.admin_port),
                "--remote", f"http://127.0.0.1:{s.remote_port}",
-               *(["--client", cell.client] if cell.client_suffix else []), *s.app_args]
+               *(["--client", cell.client] if cell.client_suffix else []), *cell.app_args, *s.app_args]
         self.proc = procs.start(cmd, out=self.log)
         self.key, self.had_side_load = cell.app_key, False
         return procs.wait_ready(self.proc, self.admin + "/stats", self.log, [s.app_port, s.admin_port],
@@ -293,7 +297,8 @@ def run_cell(lab, app, cell):
                      thread_per_request=cell.thread_per_request, wrk_threads=cell.wrk_threads,
                      connections=cell.connections, rate=s.rate if gen.open_loop else None, client=cell.client,
                      duration_s=s.duration_s, sleep_ms=s.sleep_ms, variant=cell.variant or None,
-                     params=scene.params(s))
+                     params={**scene.params(s), **({"app_args": " ".join(cell.app_args)} if cell.app_args else {}),
+                             **({"wrk_timeout": cell.wrk_timeout} if cell.wrk_timeout else {})})
     rec.save(d / "cell.json")
     skip = cell.skip_reason(lab.m.java_major)
     if skip:

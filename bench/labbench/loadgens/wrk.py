@@ -5,13 +5,14 @@ import resource
 from dataclasses import dataclass
 
 from .. import procs
+from ..checks import seconds_of
 from ..report.fmt import ms
 
 LUA = "bench/wrk-json.lua"
 
 
-def command(s, url, wt, conns):
-    return ["wrk", "-t", str(wt), "-c", str(conns), "-d", s.duration, "--timeout", s.wrk_timeout,
+def command(s, url, wt, conns, timeout=None):
+    return ["wrk", "-t", str(wt), "-c", str(conns), "-d", s.duration, "--timeout", timeout or s.wrk_timeout,
             "--latency", "-s", LUA, url]
 
 
@@ -22,14 +23,14 @@ def children_cpu_s():
     return ru.ru_utime + ru.ru_stime
 
 
-def measure(s, cell_dir, url, wt, conns, remote, app=None, stats_url=None):
+def measure(s, cell_dir, url, wt, conns, remote, app=None, stats_url=None, timeout=None):
     """Run the measured wrk command into cell_dir (wrk.txt, wrk.json), and read the app's /stats
     the moment wrk ends (its inFlight is then what wrk left unanswered) into stats.json.
     (None when it worked, else the reason; what was measured, for the cell's record)."""
-    cmd = command(s, url, wt, conns)
+    cmd = command(s, url, wt, conns, timeout)
     print(f"  $ {' '.join(cmd)}")
     env = dict(os.environ, WRK_JSON=str(cell_dir / "wrk.json"), WRK_CONNECTIONS=str(conns),
-               WRK_TIMEOUT_S=str(s.wrk_timeout_s))
+               WRK_TIMEOUT_S=str(seconds_of(timeout) if timeout else s.wrk_timeout_s))
     box0, rem0, wrk0 = procs.box_ticks(), procs.proc_ticks(remote), children_cpu_s()
     app0 = procs.proc_ticks(app) if app else 0
     sampler = procs.Sampler(app.pid).start() if app else None   # the app's peak RSS and threads
@@ -52,6 +53,27 @@ def measure(s, cell_dir, url, wt, conns, remote, app=None, stats_url=None):
     if not stats_ok:
         return "GET /stats failed after wrk", measured
     return None, measured
+
+
+def profile_start(admin):
+    """PROFILE=1: the app starts profiling itself (its admin endpoint; nothing attaches from outside)."""
+    try:
+        status, _ = procs.http(admin + "/profile/start", method="POST")
+    except OSError:
+        return False
+    return status == 200
+
+
+def profile_stop(admin, out_dir):
+    """Stop the app's profile: it writes flame.html and collapsed.txt into out_dir; its JSON answer."""
+    import json
+    import urllib.parse
+    try:
+        status, body = procs.http(admin + "/profile/stop?dir=" + urllib.parse.quote(str(out_dir.resolve())),
+                                  method="POST", timeout=60)
+        return json.loads(body) if status == 200 else {"error": f"HTTP {status}: {body[:200]!r}"}
+    except (OSError, ValueError) as e:
+        return {"error": str(e)}
 
 
 def save(url, path):
@@ -126,8 +148,13 @@ class Wrk:
 
     def measure(self, lab, cell, d, url, app):
         s = lab.s
+        profiling = s.profile and profile_start(app.admin)
         reason, measured = measure(s, d, url, cell.wrk_threads, cell.connections, lab.remote, app.proc,
-                                   app.admin + "/stats")
+                                   app.admin + "/stats", cell.wrk_timeout or None)
+        if profiling:
+            measured["profile"] = profile_stop(app.admin, d / "profile")
+        elif s.profile:
+            measured["profile"] = {"error": "POST /profile/start failed (see the app's log)"}
         app.last_conns = cell.connections
         return reason, measured
 

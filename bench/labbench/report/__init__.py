@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from .. import loadgens, scenarios
-from . import csvout, figures
+from . import csvout, figures, layers
 from .figures import calibration_record, cell_record, ceilings_of, load_run  # noqa: F401
 from .fmt import (error_total, f_cores, f_int, f_lat, f_mb, f_pct, f_rps, per_connection, ranged, status_text,
                   throughput, write_atomically)
@@ -89,7 +89,7 @@ def markdown(run, charts=()):
     ctx = scenarios.Context(apps, containers, calibration, sleep_s, list(charts))
     sections = [sec for s in scenarios.ALL for sec in s.sections(run, ctx)]
     return "".join([first_screen(run), *(text for _order, text in sorted(sections, key=lambda sec: sec[0])),
-                    "\n# Appendix\n", environment(meta, apps, containers), lab_lines(cells),
+                    layers.section(cells), "\n# Appendix\n", environment(meta, apps, containers), lab_lines(cells),
                     this_run(meta, calibration, containers), all_cells(cells), calibration_table(calibration)])
 
 

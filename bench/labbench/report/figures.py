@@ -5,6 +5,7 @@ rounds merged into medians with their min–max. Scenarios and load generators a
 import re
 
 from .. import loadgens, scenarios
+from . import layers
 from ..record import CellRecord, read_kv
 from .fmt import ms, num, read_json, throughput  # noqa: F401  (ms: re-exported for the load generators)
 
@@ -145,6 +146,7 @@ def cell_record(d, ceilings):
     })
     rec["cpu_ms_per_request"] = (round(1000.0 * cpu_app_s / rec["requests"], 2)
                                  if cpu_app_s is not None and rec.get("requests") else None)
+    rec.update(layers.figures(d))         # PROFILE=1 only: CPU by layer
     rec.update(scenario.figures(r, d))
     for s in scenarios.ALL:              # every cell has every scenario's keys (None where not its own)
         for k in s.fields:

@@ -31,16 +31,18 @@ def verdict_table(run):
     if not judged:
         return ""
     several = len({c.get("scenario") for c in judged}) > 1
+    clients = len({c.get("client", "jdk") for c in judged}) > 1
     cols = sorted({(c["threads"], c["container"]) for c in judged}, key=lambda k: (threads_order(k[0]), k[1]))
-    rows = list(dict.fromkeys((c["app"], c.get("scenario")) for c in judged))
+    rows = list(dict.fromkeys((c["app"], c.get("scenario"), c.get("client", "jdk")) for c in judged))
     out = ["| app |" + "".join(f" {ct} · {threads_label(t)} |" for t, ct in cols),
            "|---|" + "---:|" * len(cols)]
-    for app, scenario in rows:
+    for app, scenario, client in rows:
         texts = []
         for t, ct in cols:
-            mine = [c for c in judged if (c["app"], c.get("scenario"), c["threads"], c["container"]) == (app, scenario, t, ct)]
+            mine = [c for c in judged if (c["app"], c.get("scenario"), c.get("client", "jdk"), c["threads"], c["container"])
+                    == (app, scenario, client, t, ct)]
             texts.append(verdict_text(mine))
-        label = f"{app} · {scenario}" if several else app
+        label = app + (f" · {scenario}" if several else "") + (f" · {client} client" if clients else "")
         out.append(f"| {label} |" + "".join(f" {x} |" for x in texts))
     return "\n".join(out) + "\n"
 

@@ -8,7 +8,11 @@ def group_tables(cells, apps, containers, calibration, sleep_s, columns, values,
     (`values(cell)` gives their texts); a FAILED or SKIPPED cell gets a note under its table."""
     lines = []
     w = lines.append
-    by_key = {(c["app"], c["container"], c["threads"], c["wrk_threads"], c["connections"]): c for c in cells}
+    by_key = {(c["app"], c.get("client", "jdk"), c["container"], c["threads"], c["wrk_threads"], c["connections"]): c
+              for c in cells}
+    clients = list(dict.fromkeys(c.get("client", "jdk") for c in cells)) or ["jdk"]
+    rows = [(app, client) for app in apps for client in clients
+            if any(k[0] == app and k[1] == client for k in by_key)] if len(clients) > 1 else [(a, clients[0]) for a in apps]
     groups = []
     for c in cells:
         g = (c["threads"], c["wrk_threads"], c["connections"])
@@ -37,19 +41,20 @@ def group_tables(cells, apps, containers, calibration, sleep_s, columns, values,
                                    for ct in containers)
         w(head + "\n|---|" + "---:|" * (n * len(containers)) + "\n")
         notes = []
-        for app in apps:
-            row = f"| {app} |"
+        for app, client in rows:
+            name = app if len(clients) == 1 else f"{app} · {client} client"
+            row = f"| {name} |"
             for ct in containers:
-                c = by_key.get((app, ct, threads, wt, cn))
+                c = by_key.get((app, client, ct, threads, wt, cn))
                 if c is None:
                     row += " |" * n
                 elif c["status"] != "ok":
                     row += f" {'SKIPPED' if skipped(c) else 'FAILED'} |" + " |" * (n - 1)
-                    notes.append(f"{app} on {ct}: {c['status']}")
+                    notes.append(f"{name} on {ct}: {c['status']}")
                 else:
                     row += "".join(f" {v} |" for v in values(c))
                     if annotate and annotate(c):
-                        notes.append(f"{app} on {ct}: {annotate(c)}")
+                        notes.append(f"{name} on {ct}: {annotate(c)}")
             w(row + "\n")
         for note in notes:
             w(f"\n- {note}")
