@@ -12,7 +12,23 @@ A load generator module defines a LoadGen with:
   summary(rec)                     -> the figures part of a progress line, or None for the default
   section(run, ctx)                -> results.md text of its own (eg, open vs closed loop), or ""
 """
-from . import probe, vegeta, wrk
+
+
+class LoadGen:
+    """The defaults every load generator starts from; each module overrides what differs."""
+    name = ""
+    selectable = True        # LOADGEN takes it
+    open_loop = False
+    timed = True             # runs for DURATION (the run's "measured" time)
+    has_ceiling = False
+    output = ""
+    fields = ()
+
+    def summary(self, rec):
+        return None
+
+
+from . import probe, vegeta, wrk  # noqa: E402  (they subclass LoadGen above)
 
 ALL = [wrk.LOADGEN, vegeta.LOADGEN, probe.LOADGEN]
 BY_NAME = {g.name: g for g in ALL}

@@ -5,9 +5,9 @@ the app's own answer (ok=, wall_ms=) is kept. A fire-and-forget app answers befo
 line, which says when it did."""
 import json
 import time
-from dataclasses import dataclass
 
 from .. import procs
+from . import LoadGen
 from ..report.fmt import f_lat, num, read_json
 
 
@@ -55,15 +55,11 @@ def probe_text(p):
     return text
 
 
-@dataclass(frozen=True)
-class Probe:
-    name: str = "probe"
-    selectable: bool = False
-    open_loop: bool = False
-    timed: bool = False             # runs for DURATION (the run's "measured" time)
-    has_ceiling: bool = False
-    output: str = "vegeta.txt"     # kept as the runs before cell.json named it (there is no such file)
-    fields: tuple = ()
+class Probe(LoadGen):
+    name = "probe"
+    selectable = False
+    timed = False
+    output = "vegeta.txt"     # kept as the runs before cell.json named it (there is no such file)
 
     def measure(self, lab, cell, d, url, app):
         from .. import scenarios

@@ -12,10 +12,10 @@ vegeta itself never caps the test; -timeout is the cell's wrk --timeout, above t
 import json
 import math
 import subprocess
-from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from .. import procs
+from . import LoadGen
 from ..report.fmt import f_int, f_lat, f_pct, f_rps, num, read_json
 
 
@@ -120,15 +120,11 @@ def vegeta_fields(rate, d):
     }
 
 
-@dataclass(frozen=True)
-class Vegeta:
-    name: str = "vegeta"
-    selectable: bool = True
-    open_loop: bool = True
-    timed: bool = True             # runs for DURATION (the run's "measured" time)
-    has_ceiling: bool = False
-    output: str = "vegeta.txt"
-    fields: tuple = OL_KEYS
+class Vegeta(LoadGen):
+    name = "vegeta"
+    open_loop = True
+    output = "vegeta.txt"
+    fields = OL_KEYS
 
     def measure(self, lab, cell, d, url, app):
         s = lab.s

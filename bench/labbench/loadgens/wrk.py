@@ -2,9 +2,9 @@
 bench/wrk-json.lua, CPU recorded around it), the unrecorded warm-up, and what wrk.json means."""
 import os
 import resource
-from dataclasses import dataclass
 
 from .. import procs
+from . import LoadGen
 from ..checks import seconds_of
 from ..report.fmt import ms
 
@@ -136,15 +136,10 @@ def wrk_fields(wrk, duration_s):
     }
 
 
-@dataclass(frozen=True)
-class Wrk:
-    name: str = "wrk"
-    selectable: bool = True
-    open_loop: bool = False
-    timed: bool = True             # runs for DURATION (the run's "measured" time)
-    has_ceiling: bool = True
-    output: str = "wrk.txt"
-    fields: tuple = ()
+class Wrk(LoadGen):
+    name = "wrk"
+    has_ceiling = True
+    output = "wrk.txt"
 
     def measure(self, lab, cell, d, url, app):
         s = lab.s
@@ -162,11 +157,7 @@ class Wrk:
         from ..report.fmt import read_json
         return wrk_fields(read_json(d / "wrk.json"), record.duration_s)
 
-    def summary(self, rec):
-        return None
 
-    def section(self, run, ctx):
-        return ""
 
 
 LOADGEN = Wrk()

@@ -3,6 +3,15 @@ apps as rows, containers side by side."""
 from .fmt import f_rps, ranged, skipped, threads_label, threads_order
 
 
+def each_cell(cells, apps, containers, threads):
+    """(app, container, cell) for every app x container that has a cell with that pool, in order."""
+    for app in apps:
+        for ct in containers:
+            c = next((x for x in cells if x["app"] == app and x["container"] == ct and x["threads"] == threads), None)
+            if c is not None:
+                yield app, ct, c
+
+
 def group_tables(cells, apps, containers, calibration, sleep_s, columns, values, heading=None, annotate=None):
     """One table per pool size x wrk setting: apps as rows, `columns` per container side by side
     (`values(cell)` gives their texts); a FAILED or SKIPPED cell gets a note under its table."""

@@ -2,7 +2,7 @@
 SLEEP_MS. Its report: a table per pool size x wrk setting (apps as rows, containers side by side),
 and, with LOADGEN=vegeta, closed- and open-loop latency side by side."""
 from ..report.fmt import error_total, f_int, f_lat, f_pct, f_rps, ranged, status_text, threads_label, threads_order
-from ..report.tables import group_tables
+from ..report.tables import each_cell, group_tables
 from . import Scenario
 
 
@@ -53,20 +53,16 @@ def open_loop_section(cells, apps, containers, calibration, meta):
         w(f"\n### {threads_label(threads)}\n\n")
         cols = ["wrk p50", "wrk p99", "vegeta answered", "served req/s", "p50", "p99", "max", "timeouts"]
         w("| app | container |" + "".join(f" {h} |" for h in cols) + "\n|---|---|" + "---:|" * len(cols) + "\n")
-        for app in apps:
-            for ct in containers:
-                c = next((x for x in ol if x["app"] == app and x["container"] == ct and x["threads"] == threads), None)
-                if c is None:
-                    continue
-                k = wrk_of.get((app, ct, threads), {})
-                if c["status"] != "ok":
-                    w(f"| {app} | {ct} | {f_lat(k.get('p50_ms'))} | {f_lat(k.get('p99_ms'))} | {status_text(c)} |"
-                      + " |" * (len(cols) - 3) + "\n")
-                    continue
-                w(f"| {app} | {ct} | {f_lat(k.get('p50_ms'))} | {f_lat(k.get('p99_ms'))} | "
-                  f"{ranged(c, 'ol_success_pct', f_pct)} | {ranged(c, 'ol_served_rps', f_rps)} | "
-                  f"{ranged(c, 'ol_p50_ms', f_lat)} | {ranged(c, 'ol_p99_ms', f_lat)} | {f_lat(c.get('ol_max_ms'))} | "
-                  f"{f_int(c.get('ol_timeouts'))} |\n")
+        for app, ct, c in each_cell(ol, apps, containers, threads):
+            k = wrk_of.get((app, ct, threads), {})
+            if c["status"] != "ok":
+                w(f"| {app} | {ct} | {f_lat(k.get('p50_ms'))} | {f_lat(k.get('p99_ms'))} | {status_text(c)} |"
+                  + " |" * (len(cols) - 3) + "\n")
+                continue
+            w(f"| {app} | {ct} | {f_lat(k.get('p50_ms'))} | {f_lat(k.get('p99_ms'))} | "
+              f"{ranged(c, 'ol_success_pct', f_pct)} | {ranged(c, 'ol_served_rps', f_rps)} | "
+              f"{ranged(c, 'ol_p50_ms', f_lat)} | {ranged(c, 'ol_p99_ms', f_lat)} | {f_lat(c.get('ol_max_ms'))} | "
+              f"{f_int(c.get('ol_timeouts'))} |\n")
     return "".join(lines)
 
 

@@ -4,7 +4,7 @@ load with N = 10, where CPU per request and peak threads show what each model co
 from .. import catalog
 from ..loadgens import probe as one_at_a_time
 from ..report.fmt import error_total, f_cores, f_int, f_lat, f_rps, num, ranged, status_text, threads_label, threads_order
-from ..report.tables import group_tables
+from ..report.tables import each_cell, group_tables
 from . import Scenario
 
 # Under load, every fan-out request makes this many calls (the "throughput at N = 10").
@@ -137,16 +137,12 @@ def fanout_section(fan, containers, calibration, meta):
     for threads in sorted({c["threads"] for c in probes}, key=threads_order):
         w(f"\n### One request at a time · {threads_label(threads)}\n\n")
         w("| app | container |" + "".join(f" N = {n} |" for n in ns) + "\n|---|---|" + "---:|" * len(ns) + "\n")
-        for app in apps:
-            for ct in containers:
-                c = next((x for x in probes if x["app"] == app and x["container"] == ct and x["threads"] == threads), None)
-                if c is None:
-                    continue
-                if c["status"] != "ok" and not c.get("probes"):
-                    w(f"| {app} | {ct} | {status_text(c)} |" + " |" * (len(ns) - 1) + "\n")
-                    continue
-                by_n = {p["n"]: p for p in c.get("probes") or []}
-                w(f"| {app} | {ct} |" + "".join(f" {one_at_a_time.probe_text(by_n[n]) if n in by_n else '—'} |" for n in ns) + "\n")
+        for app, ct, c in each_cell(probes, apps, containers, threads):
+            if c["status"] != "ok" and not c.get("probes"):
+                w(f"| {app} | {ct} | {status_text(c)} |" + " |" * (len(ns) - 1) + "\n")
+                continue
+            by_n = {p["n"]: p for p in c.get("probes") or []}
+            w(f"| {app} | {ct} |" + "".join(f" {one_at_a_time.probe_text(by_n[n]) if n in by_n else '—'} |" for n in ns) + "\n")
     loaded = [c for c in fan if c.get("loadgen", "wrk") == "wrk"]
     if loaded:
         w(f"\n### Under load (N = {loaded[0].get('fanout_n')})\n")
