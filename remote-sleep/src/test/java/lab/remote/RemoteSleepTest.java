@@ -11,6 +11,8 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.net.http.HttpClient;
@@ -130,8 +132,11 @@ class RemoteSleepTest {
      */
     @Test
     void sigtermWithRequestsWaitingExitsWithin5s() throws Exception {
+        // stderr to a file: the pipe of a process that exits can be closed under a reader
+        Path err = Files.createTempFile("remote-sleep-shutdown", ".err");
         Process process = new ProcessBuilder(ProcessHandle.current().info().command().orElse("java"),
-                "-cp", System.getProperty("java.class.path"), "lab.remote.RemoteSleep", "--port", "0").start();
+                "-cp", System.getProperty("java.class.path"), "lab.remote.RemoteSleep", "--port", "0")
+                .redirectError(err.toFile()).start();
         List<Socket> waiting = new ArrayList<>();
         try {
             BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream()));
@@ -151,7 +156,7 @@ class RemoteSleepTest {
             process.destroy(); // SIGTERM, to this process only
             assertTrue(process.waitFor(5, TimeUnit.SECONDS), "still running 5 s after SIGTERM");
             double seconds = (System.nanoTime() - start) / 1e9;
-            String stderr = new String(process.getErrorStream().readAllBytes());
+            String stderr = Files.readString(err);
             assertEquals(143, process.exitValue(), stderr);
             assertTrue(stderr.contains("remote-sleep shutdown: 20 requests waiting cut short after "), stderr);
             try (ServerSocket free = new ServerSocket(port, 1, InetAddress.getLoopbackAddress())) {
@@ -164,6 +169,7 @@ class RemoteSleepTest {
                 process.destroyForcibly();
                 process.waitFor(10, TimeUnit.SECONDS);
             }
+            Files.deleteIfExists(err);
         }
     }
 }
