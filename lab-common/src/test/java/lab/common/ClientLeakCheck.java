@@ -69,6 +69,10 @@ public final class ClientLeakCheck {
             System.gc();
             System.out.println("burst " + b + ": " + counters(impl) + " heapUsed=" + (runtime.totalMemory() - runtime.freeMemory()) / 1024 + " KB");
         }
+        if (Runtime.version().feature() < 21) {
+            System.out.println("no HttpClient.close() on JDK " + Runtime.version().feature() + "; " + counters(impl));
+            System.exit(0);
+        }
         HttpClient jdk = ((Remote) remoteField.get(lab)).client();
         Thread closer = new Thread(() -> {
             try {
@@ -93,14 +97,20 @@ public final class ClientLeakCheck {
     }
 
     private static String counters(Object impl) throws ReflectiveOperationException {
+        // JDK 17 has the first two only; JDK 21+ all of them.
         StringBuilder line = new StringBuilder();
-        for (String name : List.of("pendingOperationCount", "pendingHttpRequestCount", "pendingTCPConnectionCount")) {
-            Field field = impl.getClass().getDeclaredField(name);
-            field.setAccessible(true);
-            line.append(name.replace("pending", "").replace("Count", "")).append('=').append(((AtomicLong) field.get(impl)).get()).append(' ');
+        for (String name : List.of("pendingOperationCount", "pendingHttpRequestCount", "pendingTCPConnectionCount", "openedConnections")) {
+            line.append(name.replace("pending", "").replace("Count", "")).append('=');
+            try {
+                Field field = impl.getClass().getDeclaredField(name);
+                field.setAccessible(true);
+                Object value = field.get(impl);
+                line.append(value instanceof AtomicLong count ? count.get() : ((Collection<?>) value).size());
+            } catch (NoSuchFieldException e) {
+                line.append("n/a");
+            }
+            line.append(' ');
         }
-        Field opened = impl.getClass().getDeclaredField("openedConnections");
-        opened.setAccessible(true);
-        return line.append("openConnections=").append(((Collection<?>) opened.get(impl)).size()).toString();
+        return line.toString().trim();
     }
 }
