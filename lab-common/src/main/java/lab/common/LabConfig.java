@@ -13,6 +13,8 @@ import java.util.List;
  * @param virtualThreads {@code --threads vN}: one virtual thread per request on N carriers
  * @param fanoutPool        K, the executor / dispatcher threads of the fan-out apps ({@code /fanout})
  * @param fanoutConcurrency C, how many calls a fan-out app's flatMap / flatMapMerge runs at once
+ * @param shutdownGraceMs   on SIGTERM / Ctrl-C, how long requests in flight may still finish
+ *                          before the client is closed forcibly ({@link Launcher#close})
  */
 public record LabConfig(
         String app,
@@ -29,14 +31,15 @@ public record LabConfig(
         int clientExecutorThreads,
         int acceptQueue,
         int fanoutPool,
-        int fanoutConcurrency) {
+        int fanoutConcurrency,
+        int shutdownGraceMs) {
 
     public static final String USAGE = """
             Usage: java -jar <module>.jar [--app ID] --container jetty|tomcat|netty --threads N|vN --port P --admin-port A
                    --remote http://127.0.0.1:9000 [--host 127.0.0.1] [--client-timeout-ms 10000]
                    [--client-connect-timeout-ms 2000] [--client-max-connections 0 (0 = no cap)]
                    [--client-executor-threads 2] [--accept-queue 8192]
-                   [--fanout-pool 10] [--fanout-concurrency 16] (fan-out apps only)
+                   [--shutdown-grace-ms 2000] [--fanout-pool 10] [--fanout-concurrency 16] (fan-out apps only)
                    --threads N: N threads may run application code; vN: a virtual thread per request on
                    N carrier threads (JDK 21+, jetty and tomcat). --container netty: the webflux app only.""";
 
@@ -46,6 +49,9 @@ public record LabConfig(
     public static final String NETTY = "netty";
     public static final List<String> NETTY_APPS = List.of("webflux");
     static final int MAX_THREADS = 10_000;
+    /** On SIGTERM, in-flight requests get this long before the client is closed forcibly. */
+    public static final int DEFAULT_SHUTDOWN_GRACE_MS = 2_000;
+    static final int MAX_SHUTDOWN_GRACE_MS = 60_000;
 
     /** Parses flags; throws {@link IllegalArgumentException} with a one-line reason on bad input. */
     public static LabConfig parse(String[] args, List<String> apps) {
@@ -63,6 +69,7 @@ public record LabConfig(
         int acceptQueue = 8192;
         int fanoutPool = 10;
         int fanoutConcurrency = 16;
+        int shutdownGraceMs = DEFAULT_SHUTDOWN_GRACE_MS;
         for (int i = 0; i < args.length; i++) {
             String flag = args[i];
             if (i + 1 >= args.length) throw new IllegalArgumentException("missing value for " + flag);
@@ -82,6 +89,7 @@ public record LabConfig(
                 case "--accept-queue" -> acceptQueue = intIn(flag, value, 1, 65535);
                 case "--fanout-pool" -> fanoutPool = intIn(flag, value, 1, 10_000);
                 case "--fanout-concurrency" -> fanoutConcurrency = intIn(flag, value, 1, 10_000);
+                case "--shutdown-grace-ms" -> shutdownGraceMs = intIn(flag, value, 0, MAX_SHUTDOWN_GRACE_MS);
                 default -> throw new IllegalArgumentException("unknown option " + flag);
             }
         }
@@ -106,15 +114,16 @@ public record LabConfig(
         }
         return new LabConfig(app, container, n, virtual, host, port, adminPort, remote,
                 clientTimeoutMs, connectTimeoutMs, maxConnections, executorThreads, acceptQueue,
-                fanoutPool, fanoutConcurrency);
+                fanoutPool, fanoutConcurrency, shutdownGraceMs);
     }
 
-    /** Without the fan-out flags: their defaults (K = 10 threads, C = 16 at once). */
+    /** Without the fan-out and shutdown flags: their defaults (K = 10 threads, C = 16 at once, 2 s grace). */
     public LabConfig(String app, String container, int threads, boolean virtualThreads, String host, int port,
             int adminPort, URI remote, int clientTimeoutMs, int clientConnectTimeoutMs, int clientMaxConnections,
             int clientExecutorThreads, int acceptQueue) {
         this(app, container, threads, virtualThreads, host, port, adminPort, remote, clientTimeoutMs,
-                clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue, 10, 16);
+                clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue, 10, 16,
+                DEFAULT_SHUTDOWN_GRACE_MS);
     }
 
     /** {@code N} or {@code vN}, N in 1..10000. */
@@ -140,18 +149,25 @@ public record LabConfig(
     public LabConfig withVirtualThreads() {
         return new LabConfig(app, container, threads, true, host, port, adminPort, remote,
                 clientTimeoutMs, clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue,
-                fanoutPool, fanoutConcurrency);
+                fanoutPool, fanoutConcurrency, shutdownGraceMs);
     }
 
     public LabConfig withClientTimeoutMs(int ms) {
         return new LabConfig(app, container, threads, virtualThreads, host, port, adminPort, remote,
                 ms, clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue,
-                fanoutPool, fanoutConcurrency);
+                fanoutPool, fanoutConcurrency, shutdownGraceMs);
     }
 
     public LabConfig withFanout(int pool, int concurrency) {
         return new LabConfig(app, container, threads, virtualThreads, host, port, adminPort, remote, clientTimeoutMs,
-                clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue, pool, concurrency);
+                clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue, pool, concurrency,
+                shutdownGraceMs);
+    }
+
+    public LabConfig withShutdownGraceMs(int ms) {
+        return new LabConfig(app, container, threads, virtualThreads, host, port, adminPort, remote, clientTimeoutMs,
+                clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue, fanoutPool,
+                fanoutConcurrency, ms);
     }
 
     /** {@code --threads} as given: {@code 200} or {@code v1}. */

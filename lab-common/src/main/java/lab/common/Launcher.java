@@ -2,6 +2,7 @@ package lab.common;
 
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Starts one app: its container on the pinned pool, the admin endpoint beside it, the shared
@@ -9,6 +10,17 @@ import java.util.List;
  * port 0 and close what it returns.
  */
 public final class Launcher implements AutoCloseable {
+
+    /**
+     * Exit status when the last-resort watchdog has to halt the JVM: something in the shutdown
+     * hung past every deadline below. A normal SIGTERM ends with the JVM's own 143 (128 + 15),
+     * Ctrl-C (SIGINT) with 130.
+     */
+    public static final int HALTED_STATUS = 3;
+    /** After the grace: how long the container may still take to stop once the client is closed. */
+    static final long CONTAINER_AFTER_CLIENT_MS = 1_000;
+    /** The watchdog fires this long after the grace: past every bound of {@link #stop}. */
+    static final long WATCHDOG_AFTER_GRACE_MS = 3_000;
 
     private final LabConfig config;
     private final Stats stats;
@@ -60,7 +72,12 @@ public final class Launcher implements AutoCloseable {
             System.exit(1);
             return;
         }
-        Runtime.getRuntime().addShutdownHook(new Thread(lab::close, "shutdown"));
+        // SIGTERM / Ctrl-C: stop by a deadline, say in one line what was cut short; the JVM then
+        // exits with 143 (SIGTERM) or 130 (SIGINT). Whatever hangs, the watchdog halts it.
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            startWatchdog(config.shutdownGraceMs() + WATCHDOG_AFTER_GRACE_MS);
+            System.err.println(lab.stop());
+        }, "shutdown"));
         System.out.println(lab.describe());
     }
 
@@ -112,19 +129,87 @@ public final class Launcher implements AutoCloseable {
                 + " admin=http://" + config.host() + ":" + adminPort() + "/stats"
                 + " remote=" + config.remote()
                 + " [" + remote.describe() + "]"
+                + " shutdownGrace=" + config.shutdownGraceMs() + "ms"
                 + " commonPoolParallelism=" + java.util.concurrent.ForkJoinPool.getCommonPoolParallelism()
                 + " jdk=" + System.getProperty("java.version") + " (" + System.getProperty("java.vendor") + ", "
                 + System.getProperty("java.home") + ")";
     }
 
+    /** {@link #stop}, without the report (tests close what they started). */
     @Override
     public void close() {
-        try {
-            container.close();
-        } catch (Exception e) {
-            System.err.println("WARN: stopping the container: " + e);
-        }
+        stop();
+    }
+
+    /**
+     * Stops by a deadline and returns one line saying what was cut short. Bounded: the grace
+     * ({@code --shutdown-grace-ms}) + at most {@link Remote#FORCED_CLOSE_WAIT_MS} +
+     * {@link #CONTAINER_AFTER_CLIENT_MS}, whatever the container or the client do.
+     * <ol>
+     *   <li>The container stops accepting and lets its requests finish its own way (Tomcat waits
+     *       for them, Reactor Netty's {@code disposeNow} up to 5 s, Jetty closes their
+     *       connections), on a thread of its own, waited for until the grace is over.</li>
+     *   <li>The client takes no new calls; the calls in flight may finish in what is left of the
+     *       grace, then {@code shutdownNow()} aborts them (their requests end as 502).</li>
+     *   <li>With no remote call left to wait for, the container gets
+     *       {@link #CONTAINER_AFTER_CLIENT_MS} more; a container that still has not stopped is
+     *       named in the line and left to the JVM's exit.</li>
+     * </ol>
+     */
+    public String stop() {
+        long start = System.nanoTime();
+        long deadline = start + TimeUnit.MILLISECONDS.toNanos(config.shutdownGraceMs());
+        int inFlightAtStart = stats.inFlight();
+        Thread containerStop = new Thread(() -> {
+            try {
+                container.close();
+            } catch (Exception e) {
+                System.err.println("WARN: stopping the container: " + e);
+            }
+        }, "shutdown-container");
+        containerStop.setDaemon(true);
+        containerStop.start();
+        joinUntil(containerStop, deadline);
+        int inFlightAtDeadline = stats.inFlight();
+        Remote.Closed client = remote.close(deadline);
+        long graceEnd = System.nanoTime();
+        joinUntil(containerStop, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CONTAINER_AFTER_CLIENT_MS));
         admin.close();
-        remote.close();
+        long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+        String containerState = containerStop.isAlive()
+                ? "; " + config.container() + " still stopping after " + tookMs + " ms, left to the JVM's exit" : "";
+        if (client == Remote.Closed.CLEAN || (client == Remote.Closed.UNSUPPORTED && inFlightAtDeadline == 0)) {
+            return "shutdown: stopped in " + tookMs + " ms (grace " + config.shutdownGraceMs() + " ms), "
+                    + inFlightAtStart + " request" + (inFlightAtStart == 1 ? "" : "s") + " in flight at the signal;"
+                    + " no remote call had to be cut short; " + client + containerState;
+        }
+        return "shutdown: " + inFlightAtDeadline + " request" + (inFlightAtDeadline == 1 ? "" : "s") + " in flight cut short after "
+                + TimeUnit.NANOSECONDS.toMillis(Math.min(graceEnd, deadline) - start) + " ms grace; " + client
+                + " (" + inFlightAtStart + " in flight at the signal; stopped in " + tookMs + " ms)" + containerState;
+    }
+
+    private static void joinUntil(Thread thread, long deadlineNanos) {
+        long ms = TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime());
+        if (ms <= 0) return;
+        try {
+            thread.join(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** The last resort: halts the JVM (status {@link #HALTED_STATUS}) if the shutdown hook is still running after {@code ms}. */
+    private static void startWatchdog(long ms) {
+        Thread watchdog = new Thread(() -> {
+            try {
+                Thread.sleep(ms);
+            } catch (InterruptedException e) {
+                return;
+            }
+            System.err.println("shutdown: still not stopped " + ms + " ms after the signal; halting the JVM (exit " + HALTED_STATUS + ")");
+            Runtime.getRuntime().halt(HALTED_STATUS);
+        }, "shutdown-watchdog");
+        watchdog.setDaemon(true);
+        watchdog.start();
     }
 }

@@ -1,6 +1,9 @@
 package lab.common;
 
 import java.io.IOException;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
 import java.net.URI;
 import java.net.URLDecoder;
 import java.net.http.HttpClient;
@@ -12,6 +15,7 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -29,9 +33,22 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 public final class Remote implements AutoCloseable {
 
+    /**
+     * {@code HttpClient.shutdown()}, {@code shutdownNow()}, {@code awaitTermination(Duration)}:
+     * JDK 21+, reached by reflection (the lab builds with {@code --release 17}); null on 17.
+     */
+    private static final MethodHandle SHUTDOWN = clientMethod("shutdown", MethodType.methodType(void.class));
+    private static final MethodHandle SHUTDOWN_NOW = clientMethod("shutdownNow", MethodType.methodType(void.class));
+    private static final MethodHandle AWAIT_TERMINATION =
+            clientMethod("awaitTermination", MethodType.methodType(boolean.class, Duration.class));
+    /** After {@code shutdownNow}, how long the client's selector thread may take to end. */
+    static final long FORCED_CLOSE_WAIT_MS = 1_000;
+
     private final LabConfig config;
     private final Stats stats;
     private final ExecutorService executor;
+    /** The JDK client itself: what {@link #close} shuts down ({@link CappedHttpClient} only wraps it). */
+    private final HttpClient jdk;
     private final HttpClient client;
 
     public Remote(LabConfig config, Stats stats) {
@@ -43,7 +60,7 @@ public final class Remote implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
-        HttpClient jdk = HttpClient.newBuilder()
+        this.jdk = HttpClient.newBuilder()
                 .version(HttpClient.Version.HTTP_1_1)
                 .connectTimeout(Duration.ofMillis(config.clientConnectTimeoutMs()))
                 .executor(executor)
@@ -151,17 +168,71 @@ public final class Remote implements AutoCloseable {
                 + " executor=" + config.clientExecutorThreads() + " threads (client-N)";
     }
 
+    /** {@link #close(long)} with the configured grace ({@code --shutdown-grace-ms}) from now. */
     @Override
     public void close() {
-        // HttpClient is AutoCloseable from JDK 21 on; on 17 its selector thread ends with the JVM.
-        if (client instanceof AutoCloseable closeable) {
-            try {
-                closeable.close();
-            } catch (Exception e) {
-                // closing is best effort
-            }
+        close(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(config.shutdownGraceMs()));
+    }
+
+    /** How {@link #close(long)} ended, for the one shutdown line. */
+    public enum Closed {
+        /** Every call the client had started ended by the deadline. */
+        CLEAN("HTTP client closed"),
+        /** Calls were still open at the deadline: {@code shutdownNow()} aborted them. */
+        FORCIBLY("HTTP client closed forcibly"),
+        /** Even {@code shutdownNow()} did not end the client's selector thread in time (the JVM exits anyway). */
+        STUCK("HTTP client still not terminated " + FORCED_CLOSE_WAIT_MS + " ms after shutdownNow (its threads are daemons)"),
+        /** JDK 17: no shutdown API; the client's threads are daemons and end with the JVM, calls in flight with them. */
+        UNSUPPORTED("HTTP client left to the JVM's exit (JDK 17 has no HttpClient.shutdownNow)");
+
+        private final String text;
+
+        Closed(String text) {
+            this.text = text;
         }
-        executor.shutdownNow();
+
+        @Override
+        public String toString() {
+            return text;
+        }
+    }
+
+    /**
+     * Closes the client by a deadline, never later than {@link #FORCED_CLOSE_WAIT_MS} after it:
+     * no new calls from now on (they fail at once, as 502), the calls in flight may finish until
+     * {@code deadlineNanos} ({@link System#nanoTime}), then {@code shutdownNow()} aborts the rest.
+     * {@code HttpClient.close()} is not used: it waits for every operation the client started,
+     * and one that never ends (issue 18) made it wait forever.
+     */
+    public Closed close(long deadlineNanos) {
+        try {
+            if (SHUTDOWN == null) return Closed.UNSUPPORTED;
+            try {
+                SHUTDOWN.invoke(jdk);
+                if (await(Math.max(0, deadlineNanos - System.nanoTime()))) return Closed.CLEAN;
+                SHUTDOWN_NOW.invoke(jdk);
+                return await(TimeUnit.MILLISECONDS.toNanos(FORCED_CLOSE_WAIT_MS)) ? Closed.FORCIBLY : Closed.STUCK;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return Closed.STUCK;
+            } catch (Throwable e) {
+                throw new IllegalStateException("closing the HTTP client", e);
+            }
+        } finally {
+            executor.shutdownNow();
+        }
+    }
+
+    private boolean await(long nanos) throws Throwable {
+        return (boolean) AWAIT_TERMINATION.invoke(jdk, Duration.ofNanos(nanos));
+    }
+
+    private static MethodHandle clientMethod(String name, MethodType type) {
+        try {
+            return MethodHandles.publicLookup().findVirtual(HttpClient.class, name, type);
+        } catch (NoSuchMethodException | IllegalAccessException e) {
+            return null; // JDK 17
+        }
     }
 
     /** The remote answered, but not 200: a bad gateway from our side. */

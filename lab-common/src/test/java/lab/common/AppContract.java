@@ -308,6 +308,8 @@ public abstract class AppContract extends RemoteFixture {
             "--container jetty --threads vx --port 0 --admin-port 0 --remote http://127.0.0.1:9",
             "--container tomcat --threads 1 --port 0 --admin-port 0 --remote ftp://nowhere",
             "--container tomcat --threads 1 --port 0 --admin-port 0 --remote http://127.0.0.1:9 --bogus 1",
+            "--container tomcat --threads 1 --port 0 --admin-port 0 --remote http://127.0.0.1:9 --shutdown-grace-ms -1",
+            "--container jetty --threads 1 --port 0 --admin-port 0 --remote http://127.0.0.1:9 --shutdown-grace-ms 2s",
             "--app no-such-app --container tomcat --threads 1 --port 0 --admin-port 0 --remote http://127.0.0.1:9"})
     void badFlagsExit2WithUsage(String flags) throws Exception {
         List<String> args = new ArrayList<>(List.of("--app", apps.get(0)));

@@ -65,7 +65,7 @@ public abstract class RemoteFixture {
         return stderr;
     }
 
-    private static List<String> mainCommand(List<String> args) {
+    static List<String> mainCommand(List<String> args) {
         List<String> command = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"),
                 "-cp", System.getProperty("java.class.path"), "lab.app.App"));
         command.addAll(args);

@@ -33,10 +33,18 @@ import org.eclipse.jetty.util.thread.QueuedThreadPool;
 public final class RemoteSleep implements AutoCloseable {
 
     static final String USAGE =
-            "Usage: java -jar remote-sleep.jar [--host 127.0.0.1] [--port 9000] [--delay-ms 1000]";
+            "Usage: java -jar remote-sleep.jar [--host 127.0.0.1] [--port 9000] [--delay-ms 1000] [--shutdown-grace-ms 2000]";
     /** Accept queue asked of the kernel; Linux caps it at net.core.somaxconn (trap 13). */
     static final int ACCEPT_QUEUE = 8192;
     static final int MAX_MS = 60_000;
+    /**
+     * Exit status when the watchdog halts a shutdown that hung past its deadline; a normal
+     * SIGTERM ends with the JVM's 143 (128 + 15), Ctrl-C with 130.
+     */
+    static final int HALTED_STATUS = 3;
+    /** After the grace, how long Jetty may take to close the connections before the watchdog halts. */
+    static final long STOP_AFTER_GRACE_MS = 1_000;
+    static final long WATCHDOG_AFTER_GRACE_MS = 3_000;
 
     private final Server server;
     private final ScheduledExecutorService timer;
@@ -48,6 +56,7 @@ public final class RemoteSleep implements AutoCloseable {
         String host = "127.0.0.1";
         int port = 9000;
         int delayMs = 1000;
+        int graceMs = 2000;
         try {
             for (int i = 0; i < args.length; i++) {
                 String flag = args[i];
@@ -61,6 +70,7 @@ public final class RemoteSleep implements AutoCloseable {
                     case "--host" -> host = value;
                     case "--port" -> port = intIn(flag, value, 0, 65535);
                     case "--delay-ms" -> delayMs = intIn(flag, value, 0, MAX_MS);
+                    case "--shutdown-grace-ms" -> graceMs = intIn(flag, value, 0, MAX_MS);
                     default -> throw new IllegalArgumentException("unknown option " + flag);
                 }
             }
@@ -70,9 +80,27 @@ public final class RemoteSleep implements AutoCloseable {
             System.exit(2);
         }
         RemoteSleep remote = start(host, port, delayMs);
+        int grace = graceMs;
+        // SIGTERM / Ctrl-C: stop by a deadline and say what was cut short; whatever hangs, the
+        // watchdog halts the JVM. Exit status: the JVM's 143 (SIGTERM) or 130 (SIGINT).
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            Thread watchdog = new Thread(() -> {
+                try {
+                    Thread.sleep(grace + WATCHDOG_AFTER_GRACE_MS);
+                } catch (InterruptedException e) {
+                    return;
+                }
+                System.err.println("remote-sleep shutdown: still not stopped " + (grace + WATCHDOG_AFTER_GRACE_MS)
+                        + " ms after the signal; halting the JVM (exit " + HALTED_STATUS + ")");
+                Runtime.getRuntime().halt(HALTED_STATUS);
+            }, "shutdown-watchdog");
+            watchdog.setDaemon(true);
+            watchdog.start();
+            System.err.println(remote.stop(grace));
+        }, "shutdown"));
         System.out.printf("remote-sleep: listening on http://%s:%d default delay=%d ms, accept queue=%d, "
-                + "1 timer thread (no thread is held while a request waits), jdk=%s%n",
-                host, remote.port(), delayMs, ACCEPT_QUEUE, System.getProperty("java.version"));
+                + "1 timer thread (no thread is held while a request waits), shutdownGrace=%d ms, jdk=%s%n",
+                host, remote.port(), delayMs, ACCEPT_QUEUE, graceMs, System.getProperty("java.version"));
         remote.server.join();
     }
 
@@ -171,5 +199,50 @@ public final class RemoteSleep implements AutoCloseable {
     public void close() throws Exception {
         server.stop();
         timer.shutdownNow();
+    }
+
+    /**
+     * Stops by a deadline: no new connections at once, the requests waiting may still be answered
+     * for {@code graceMs}, then the rest are cut short (their connections closed). Returns one
+     * line saying so. Bounded: grace + {@link #STOP_AFTER_GRACE_MS}.
+     */
+    String stop(int graceMs) {
+        long start = System.nanoTime();
+        long deadline = start + TimeUnit.MILLISECONDS.toNanos(graceMs);
+        int waitingAtStart = inFlight.get();
+        for (var connector : server.getConnectors()) {
+            if (connector instanceof ServerConnector network) network.close(); // stop accepting
+        }
+        while (inFlight.get() > 0 && System.nanoTime() < deadline) {
+            try {
+                Thread.sleep(20);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        int cutShort = inFlight.get();
+        long graceMsUsed = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+        Thread stop = new Thread(() -> {
+            try {
+                close();
+            } catch (Exception e) {
+                System.err.println("WARN: stopping remote-sleep: " + e);
+            }
+        }, "shutdown-jetty");
+        stop.setDaemon(true);
+        stop.start();
+        try {
+            stop.join(STOP_AFTER_GRACE_MS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+        String jetty = stop.isAlive() ? "; jetty still stopping, left to the JVM's exit" : "";
+        return cutShort == 0
+                ? "remote-sleep shutdown: stopped in " + tookMs + " ms (grace " + graceMs + " ms): " + waitingAtStart
+                        + " requests waiting at the signal, none cut short" + jetty
+                : "remote-sleep shutdown: " + cutShort + " requests waiting cut short after " + graceMsUsed
+                        + " ms grace (stopped in " + tookMs + " ms)" + jetty;
     }
 }

@@ -3,7 +3,18 @@ package lab.remote;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -103,7 +114,7 @@ class RemoteSleepTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"--port x", "--delay-ms -5", "--bogus 1", "--port"})
+    @ValueSource(strings = {"--port x", "--delay-ms -5", "--bogus 1", "--port", "--shutdown-grace-ms -1", "--shutdown-grace-ms x"})
     void badFlagsExit2WithUsage(String flags) throws Exception {
         List<String> command = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"),
                 "-cp", System.getProperty("java.class.path"), "lab.remote.RemoteSleep"));
@@ -113,5 +124,52 @@ class RemoteSleepTest {
         assertTrue(process.waitFor(20, TimeUnit.SECONDS));
         assertEquals(2, process.exitValue(), stderr);
         assertTrue(stderr.startsWith("ERROR: ") && stderr.contains("Usage: "), stderr);
+    }
+
+    /**
+     * SIGTERM with 20 requests waiting (30 s each): the grace (2 s) runs out, they are cut short,
+     * and the JVM exits with 143 within 5 s, its port free (issue 18).
+     */
+    @Test
+    void sigtermWithRequestsWaitingExitsWithin5s() throws Exception {
+        // stderr to a file: the pipe of a process that exits can be closed under a reader
+        Path err = Files.createTempFile("remote-sleep-shutdown", ".err");
+        Process process = new ProcessBuilder(ProcessHandle.current().info().command().orElse("java"),
+                "-cp", System.getProperty("java.class.path"), "lab.remote.RemoteSleep", "--port", "0")
+                .redirectError(err.toFile()).start();
+        List<Socket> waiting = new ArrayList<>();
+        try {
+            BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream()));
+            String line = out.readLine();
+            Matcher listen = Pattern.compile("listening on http://127\\.0\\.0\\.1:(\\d+) ").matcher(String.valueOf(line));
+            assertTrue(listen.find(), line);
+            int port = Integer.parseInt(listen.group(1));
+            for (int i = 0; i < 20; i++) {
+                Socket socket = new Socket(InetAddress.getLoopbackAddress(), port);
+                OutputStream stream = socket.getOutputStream();
+                stream.write("GET /sleep?ms=30000 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+                stream.flush();
+                waiting.add(socket);
+            }
+            Thread.sleep(300);
+            long start = System.nanoTime();
+            process.destroy(); // SIGTERM, to this process only
+            assertTrue(process.waitFor(5, TimeUnit.SECONDS), "still running 5 s after SIGTERM");
+            double seconds = (System.nanoTime() - start) / 1e9;
+            String stderr = Files.readString(err);
+            assertEquals(143, process.exitValue(), stderr);
+            assertTrue(stderr.contains("remote-sleep shutdown: 20 requests waiting cut short after "), stderr);
+            try (ServerSocket free = new ServerSocket(port, 1, InetAddress.getLoopbackAddress())) {
+                assertTrue(free.isBound());
+            }
+            System.out.printf("remote-sleep exited %.2f s after SIGTERM: %s%n", seconds, stderr.trim());
+        } finally {
+            for (Socket socket : waiting) socket.close();
+            if (process.isAlive()) {
+                process.destroyForcibly();
+                process.waitFor(10, TimeUnit.SECONDS);
+            }
+            Files.deleteIfExists(err);
+        }
     }
 }

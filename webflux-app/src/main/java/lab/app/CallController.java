@@ -5,7 +5,6 @@ import org.springframework.core.io.buffer.DataBufferUtils;
 import org.springframework.core.io.buffer.DefaultDataBufferFactory;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
-import org.springframework.http.client.reactive.JdkClientHttpConnector;
 import org.springframework.http.server.reactive.ServerHttpRequest;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PostMapping;
@@ -17,6 +16,7 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 import lab.common.Filler;
+import lab.common.JdkConnector;
 import lab.common.Remote;
 import lab.common.Replies;
 
@@ -35,9 +35,8 @@ public class CallController {
 
     public CallController(Remote remote) {
         this.remote = remote;
-        JdkClientHttpConnector connector = new JdkClientHttpConnector(remote.client());
-        connector.setReadTimeout(remote.timeout());
-        this.client = WebClient.builder().clientConnector(connector).build();
+        // The shared client, its timeout, and nothing left behind by a call cancelled mid-answer.
+        this.client = WebClient.builder().clientConnector(JdkConnector.of(remote)).build();
     }
 
     @GetMapping("/call")
