@@ -3,7 +3,12 @@ package lab.common;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
+import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.InvalidPathException;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 
@@ -13,13 +18,32 @@ import com.sun.net.httpserver.HttpServer;
 /**
  * {@code GET /stats} and {@code POST /stats/reset} on their own port and thread, outside the
  * measured container: a 1-thread sync server with 99 requests queued still answers here at once.
+ *
+ * <p>And a CPU profile of this JVM on demand ({@link Profiler}, issue 15):
+ * <ul>
+ * <li>{@code POST /profile/start[?interval_ms=N]} (1..1000, default 10): 200 with
+ *     {@code {"engine":"async-profiler","version":"4.4","event":"itimer","interval_ms":10,"threads":true}}
+ *     or {@code {"engine":"jfr","settings":"profile","event":"jdk.ExecutionSample","interval_ms":10,"threads":true,"fallback_reason":"..."}};
+ *     409 if a profile is running.
+ * <li>{@code POST /profile/stop?dir=/abs/path}: stops, writes {@code flame.html} and {@code collapsed.txt}
+ *     into dir (created), 200 with {@code {"engine":...,"samples":N,"duration_ms":M,"files":["flame.html","collapsed.txt"],"flame":"..."}};
+ *     409 if none is running; 400 for a missing, relative or comma-holding dir (the profile runs on).
+ * </ul>
+ * Other bad requests: 400/404/405 with {@code {"error":...}}; the server lives on.
  */
 public final class AdminServer implements AutoCloseable {
 
     private final HttpServer server;
     private final ExecutorService thread;
+    private final Profiler profiler;
+    private volatile boolean profiling;   // this server started the running profile
 
     public AdminServer(String host, int port, Stats stats) throws IOException {
+        this(host, port, stats, Profiler.shared());
+    }
+
+    AdminServer(String host, int port, Stats stats, Profiler profiler) throws IOException {
+        this.profiler = profiler;
         server = HttpServer.create(new InetSocketAddress(host, port), 64);
         thread = Executors.newSingleThreadExecutor(r -> {
             Thread t = new Thread(r, "admin");
@@ -41,7 +65,77 @@ public final class AdminServer implements AutoCloseable {
                 }
             }
         });
+        server.createContext("/profile", exchange -> {
+            try (exchange) {
+                try {
+                    profile(exchange);
+                } catch (RuntimeException | IOException e) {
+                    send(exchange, 500, "{\"error\":" + Profiler.Json.str(e.toString()) + "}");
+                }
+            }
+        });
         server.start();
+    }
+
+    private void profile(HttpExchange exchange) throws IOException {
+        String path = exchange.getRequestURI().getPath();
+        boolean start = path.equals("/profile/start");
+        if (!start && !path.equals("/profile/stop")) {
+            send(exchange, 404, "{\"error\":\"try POST /profile/start?interval_ms=N or POST /profile/stop?dir=/abs/path\"}");
+            return;
+        }
+        if (!exchange.getRequestMethod().equals("POST")) {
+            exchange.getResponseHeaders().set("Allow", "POST");
+            send(exchange, 405, "{\"error\":\"POST only\"}");
+            return;
+        }
+        try {
+            Map<String, String> query = query(exchange.getRequestURI().getRawQuery());
+            if (start) {
+                String interval = query.getOrDefault("interval_ms", String.valueOf(Profiler.DEFAULT_INTERVAL_MS));
+                int ms;
+                try {
+                    ms = Integer.parseInt(interval);
+                } catch (NumberFormatException e) {
+                    throw new IllegalArgumentException("interval_ms must be a whole number of milliseconds, not " + interval);
+                }
+                String json = profiler.start(ms);
+                profiling = true;
+                send(exchange, 200, json);
+            } else {
+                String dir = query.get("dir");
+                if (dir == null || dir.isEmpty()) {
+                    throw new IllegalArgumentException("dir is required: POST /profile/stop?dir=/abs/path");
+                }
+                Path d;
+                try {
+                    d = Path.of(dir);
+                } catch (InvalidPathException e) {
+                    throw new IllegalArgumentException("dir is not a path: " + e.getMessage());
+                }
+                String json = profiler.stop(d);
+                profiling = false;
+                send(exchange, 200, json);
+            }
+        } catch (IllegalArgumentException e) {
+            send(exchange, 400, "{\"error\":" + Profiler.Json.str(e.getMessage()) + "}");
+        } catch (Profiler.StateException e) {
+            send(exchange, 409, "{\"error\":" + Profiler.Json.str(e.getMessage()) + "}");
+        }
+    }
+
+    /** name=value pairs of a raw query, decoded; a malformed escape is an IllegalArgumentException (400). */
+    private static Map<String, String> query(String raw) {
+        Map<String, String> params = new HashMap<>();
+        if (raw == null) return params;
+        for (String pair : raw.split("&")) {
+            if (pair.isEmpty()) continue;
+            int eq = pair.indexOf('=');
+            String name = URLDecoder.decode(eq < 0 ? pair : pair.substring(0, eq), StandardCharsets.UTF_8);
+            String value = eq < 0 ? "" : URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8);
+            params.put(name, value);
+        }
+        return params;
     }
 
     public int port() {
@@ -61,5 +155,8 @@ public final class AdminServer implements AutoCloseable {
     public void close() {
         server.stop(0);
         thread.shutdownNow();
+        if (profiling) {
+            profiler.discard();   // a profile this server started must not outlive it
+        }
     }
 }

@@ -127,6 +127,7 @@ public final class Launcher implements AutoCloseable {
                 + (endpoint.path().equals("/call") ? " (bytes<=" + Filler.MAX + ", filler chunks of " + Filler.CHUNK + ")" : "")
                 + (endpoint.limits().isEmpty() ? "" : " [" + endpoint.limits() + "]")
                 + " admin=http://" + config.host() + ":" + adminPort() + "/stats"
+                + " " + Profiler.describe()
                 + " remote=" + config.remote()
                 + " [" + remote.describe() + "]"
                 + " shutdownGrace=" + config.shutdownGraceMs() + "ms"
