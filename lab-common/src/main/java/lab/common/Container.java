@@ -49,11 +49,17 @@ public interface Container extends AutoCloseable {
     int queued();
 
     static Container start(LabConfig config, Endpoint endpoint, Stats stats) throws Exception {
+        return start(config, endpoint, stats, null);
+    }
+
+    /** The same; on Netty, with {@code remote}'s client sharing the server's event loops if it runs on them. */
+    static Container start(LabConfig config, Endpoint endpoint, Stats stats, Remote remote) throws Exception {
         StatsFilter filter = new StatsFilter(stats, config.asyncTimeoutMs());
         return switch (config.container()) {
             case "jetty" -> Jetty.start(config, endpoint, filter);
             case "tomcat" -> Tomcat11.start(config, endpoint, filter);
-            case LabConfig.NETTY -> Netty.start(config, endpoint, stats);
+            case LabConfig.NETTY -> Netty.start(config, endpoint, stats,
+                    remote == null ? null : (LoopResources) remote.nettyServerLoops());
             default -> throw new IllegalArgumentException("unknown container " + config.container());
         };
     }
@@ -277,8 +283,17 @@ public interface Container extends AutoCloseable {
             this.loops = loops;
         }
 
-        static Container start(LabConfig config, Endpoint endpoint, Stats stats) {
-            LoopResources loops = LoopResources.create(LOOP_PREFIX, config.threads(), false);
+        /** The server's N event loops; made by {@link ReactorNettyOutbound} when its client shares them. */
+        static LoopResources newLoops(LabConfig config) {
+            return LoopResources.create(LOOP_PREFIX, config.threads(), false);
+        }
+
+        /**
+         * @param shared the loops a Reactor Netty client already runs on ({@code --client reactor-netty}),
+         *               or null: new ones. Either way the server owns them from here and stops them.
+         */
+        static Container start(LabConfig config, Endpoint endpoint, Stats stats, LoopResources shared) {
+            LoopResources loops = shared != null ? shared : newLoops(config);
             try {
                 DisposableServer server = HttpServer.create()
                         .runOn(loops, false) // plain NIO, as the other containers
