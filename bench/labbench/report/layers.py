@@ -11,23 +11,25 @@ LAYERS = ("client", "container", "framework", "app", "gc", "jit", "other")
 TITLES = {"client": "HTTP client", "container": "container I/O", "framework": "framework (Spring, Reactor)",
           "app": "application", "gc": "GC", "jit": "JIT", "other": "other"}
 
-# (layer, frame prefixes), first match wins: the outbound clients before the servers that share packages.
+# (layer, frame prefixes): code that belongs to one layer only; the first such frame from the leaf decides.
 FRAMES = (
-    ("client", ("jdk.internal.net.http", "java.net.http", "reactor.netty.http.client", "reactor.netty.resources",
+    ("client", ("jdk.internal.net.http", "java.net.http", "reactor.netty.http.client", "reactor.netty.resources.Pooled",
                 "org.eclipse.jetty.client", "lab.common.Remote", "lab.common.CappedHttpClient",
+                "lab.common.JdkOutbound", "lab.common.ReactorNettyOutbound", "lab.common.JettyOutbound",
                 "org.springframework.http.client", "org.springframework.web.reactive.function.client")),
-    ("container", ("org.eclipse.jetty", "org.apache.tomcat", "org.apache.coyote", "org.apache.catalina",
-                   "reactor.netty", "io.netty", "jakarta.servlet")),
+    ("container", ("org.eclipse.jetty.server", "org.eclipse.jetty.ee", "org.eclipse.jetty.http.", "org.apache.tomcat",
+                   "org.apache.coyote", "org.apache.catalina", "reactor.netty.http.server", "jakarta.servlet",
+                   "lab.common.StatsFilter", "lab.common.StatsHttpHandler")),
     ("framework", ("org.springframework", "reactor.core", "reactor.util", "kotlinx.coroutines", "kotlin.")),
     ("app", ("lab.",)),
 )
+# I/O code that servers and clients share (Netty, Jetty's I/O): it counts for whichever side the
+# stack's nearest specific frame, or else its thread, belongs to.
+SHARED_IO = ("io.netty", "reactor.netty", "org.eclipse.jetty")
 GC_THREAD = re.compile(r"^(GC Thread|G1 |GC |VM Thread|ZGC|Shenandoah|Parallel GC)", re.I)
 JIT_THREAD = re.compile(r"^(C1 |C2 |Compiler|JVMCI)", re.I)
-# Threads whose own JDK frames (a selector, a queue) belong to a layer.
-THREAD_LAYER = (
-    ("client", re.compile(r"^(HttpClient-|client-|reactor-http-client|jetty-client|HttpClient@)")),
-    ("container", re.compile(r"^(qtp|http-nio|http-|reactor-http|netty-|Acceptor|Poller|lab-)")),
-)
+# Threads whose own JDK or shared I/O frames (a selector, a queue) belong to a layer.
+CLIENT_THREAD = re.compile(r"^(HttpClient-|client-|rn-client|jetty-client|HttpClient@)")
 
 
 def layer_of(frames):
@@ -36,18 +38,21 @@ def layer_of(frames):
         return "gc"
     if thread and JIT_THREAD.match(thread):
         return "jit"
+    shared_io = False
     for frame in reversed(frames):
         name = frame.replace("/", ".")
         for layer, prefixes in FRAMES:
             if name.startswith(prefixes):
                 return layer
+        shared_io = shared_io or name.startswith(SHARED_IO)
     if any("GC" in f or "G1" in f for f in frames[-3:]):
         return "gc"
     if any("Compile" in f for f in frames[-3:]):
         return "jit"
-    for layer, pattern in THREAD_LAYER:
-        if thread and pattern.match(thread):
-            return layer
+    if thread and CLIENT_THREAD.match(thread):
+        return "client"
+    if shared_io or re.match(r"^(qtp|jetty-|http-nio|http-|reactor-http|netty-|Acceptor|Poller)", thread or ""):
+        return "container"
     return "other"
 
 
