@@ -93,8 +93,13 @@ public abstract class AppContract extends RemoteFixture {
         return OTHER_CLIENTS.stream().map(client -> Arguments.of(apps.get(0), clientContainers(apps.get(0)).get(0), client));
     }
 
-    /** Virtual threads per other client: the servlet apps on Jetty. */
+    /**
+     * Virtual threads per other client: the blocking module's apps on Jetty. v1 is where the
+     * client's blocking API meets the virtual thread; the thread-free models call the async API
+     * whatever the threads, and their v1 rows run on the JDK client only.
+     */
     Stream<Arguments> virtualClientCells() {
+        if (!blocking) return Stream.empty();
         return OTHER_CLIENTS.stream().flatMap(client -> apps.stream().map(app -> Arguments.of(app, "jetty", client)));
     }
 
@@ -196,7 +201,7 @@ public abstract class AppContract extends RemoteFixture {
     }
 
     /** The same on Reactor Netty's and Jetty's clients: their blocking APIs park a virtual thread too. */
-    @ParameterizedTest(name = "{0} on {1}, --client {2}")
+    @ParameterizedTest(name = "{0} on {1}, --client {2}", allowZeroInvocations = true)
     @MethodSource("virtualClientCells")
     void virtualThreadsOnOneCarrierShowTheModelOnEveryClient(String app, String container, String client) throws Exception {
         virtualThreadsOnOneCarrier(LabConfig.forTest(app, container, 1, remoteUri()).withClient(client));
@@ -341,6 +346,13 @@ public abstract class AppContract extends RemoteFixture {
         // container's stop already cancelled it (Netty cancels the handler, and WebClient its call).
         assertTrue((line.contains(" cut short after ") && line.contains("; HTTP client closed forcibly ("))
                 || line.contains("no remote call had to be cut short; HTTP client closed"), line);
+        // On Netty the request's own end is the container's (Launcher.stop leaves a Netty still
+        // stopping to the JVM's exit; ShutdownContract checks the process): once, under load, it
+        // was still open 10 s after stop() returned. On the servlet containers it ends cut short.
+        if (container.equals(LabConfig.NETTY)) {
+            waiting.cancel(true);
+            return;
+        }
         try {
             HttpResponse<String> cut = waiting.get(10, TimeUnit.SECONDS);
             assertTrue(cut.statusCode() != 200, cut.statusCode() + " " + cut.body());

@@ -107,7 +107,6 @@ public abstract class FanoutContract extends RemoteFixture {
         }
     }
 
-    @ParameterizedTest
     @Test
     void aClientOtherThanJdkExits2WithTheReason() throws Exception {
         String stderr = runMain(List.of("--app", apps.get(0), "--container", "jetty", "--threads", "1", "--port", "0",
