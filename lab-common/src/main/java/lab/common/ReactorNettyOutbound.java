@@ -120,7 +120,11 @@ final class ReactorNettyOutbound implements Outbound {
     public Remote.Closed close(long deadlineNanos) {
         boolean clean = remote.awaitNoCalls(deadlineNanos);
         long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Remote.FORCED_CLOSE_WAIT_MS);
-        boolean ended = connections.close().awaitUninterruptibly(remaining(end).toNanos(), TimeUnit.NANOSECONDS);
+        // On shared loops the server is stopping them at the same time (Launcher.stop), and a close
+        // queued on a loop that is shutting down may never report back: seen as a 1 s wait on Netty.
+        // There the loops' own shutdown closes every channel on them; only our own loops are waited for.
+        io.netty.channel.group.ChannelGroupFuture closing = connections.close();
+        boolean ended = shared || closing.awaitUninterruptibly(remaining(end).toNanos(), TimeUnit.NANOSECONDS);
         provider.dispose();
         if (!shared) {
             try {
