@@ -28,7 +28,11 @@ from pathlib import Path
 
 # variant: two sweep variants can meet in one cell (sync-servlet:200 and :conns at 200 connections).
 KEY = ("scenario", "loadgen", "app", "container", "threads", "wrk_threads", "connections", "variant", "client")
-DEFAULTS = {"scenario": "call", "loadgen": "wrk", "client": "jdk"}      # for runs from before these existed
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))      # bench/, also when run as a file
+from labbench import catalog, scenarios  # noqa: E402
+
+# For runs from before these fields existed: the default scenario, load generator and client.
+DEFAULTS = {"scenario": scenarios.DEFAULT, "loadgen": "wrk", "client": catalog.DEFAULT_CLIENT}
 # An open-loop (vegeta) cell is judged by what it served and its p99 from the intended send time.
 OPEN_LOOP = {"steady_rps": "ol_served_rps", "p99_ms": "ol_p99_ms"}
 
