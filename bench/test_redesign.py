@@ -104,8 +104,6 @@ class TimeoutSentenceTest(unittest.TestCase):
                       self.md_with_timeout(22))
 
 
-if __name__ == "__main__":
-    unittest.main()
 
 
 class LayersTest(unittest.TestCase):
@@ -131,20 +129,30 @@ class LayersTest(unittest.TestCase):
         self.assertEqual(sorted(pct.values(), reverse=True)[:3], [33.4, 33.3, 33.3])
 
 
-class Preset2021Test(unittest.TestCase):
-    def test_the_write_ups_matrix_twice(self):
-        s = parse({"PRESET": "2021"}, "preset2021", n_cores=2)
-        cells, _ = plan(s)
-        self.assertEqual(len(cells), 2 * 2 * 3 * 2 * 2)      # two ways x containers x apps x threads x wrk -t
-        old = [c for c in cells if c.variant == "as-2021"]
-        self.assertTrue(all(c.client == "reactor-netty" and c.app_args == ("--client-max-connections", "16")
-                            and c.wrk_timeout == "2s" for c in old))
-        lab = [c for c in cells if c.variant == "as-the-lab"]
-        self.assertTrue(all(c.client == "jdk" and not c.app_args and not c.wrk_timeout for c in lab))
 
-    def test_bad_preset_and_a_setting_it_owns_are_usage_errors(self):
-        from labbench.checks import UsageError
-        with self.assertRaises(UsageError):
-            parse({"PRESET": "2020"})
-        with self.assertRaises(UsageError):
-            parse({"PRESET": "2021", "APPS": "webflux"}, "preset2021", n_cores=2)
+
+class LayersTest(unittest.TestCase):
+    STACKS = ("[client-1 tid=12];java/lang/Thread.run;jdk/internal/net/http/HttpClientImpl.x;sun/nio/ch/EPoll.wait 30\n"
+              "[qtp1-2 tid=13];java/lang/Thread.run;org/eclipse/jetty/io/ManagedSelector.select;sun/nio/ch/EPoll.wait 50\n"
+              "[GC Thread#0 tid=3];GCTask::do_it 10\n"
+              "[C2 CompilerThread0 tid=4];Compile::Optimize 7\n"
+              "[qtp1-3 tid=5];org/eclipse/jetty/server/Server.handle;lab/app/CallServlet.doGet;"
+              "org/springframework/web/Foo.bar 2\n"
+              "[qtp1-3 tid=5];org/eclipse/jetty/server/Server.handle;lab/app/CallServlet.doGet;java/lang/String.hashCode 1\n")
+
+    def test_each_sample_goes_to_the_code_that_ran(self):
+        from labbench.report import layers
+        samples, pct = layers.shares(self.STACKS)
+        self.assertEqual(samples, 100)
+        self.assertEqual(pct, {"client": 30.0, "container": 50.0, "framework": 2.0, "app": 1.0, "gc": 10.0,
+                               "jit": 7.0, "other": 0.0})
+
+    def test_shares_sum_to_100(self):
+        from labbench.report import layers
+        _, pct = layers.shares("a;lab/X.y 1\nb;org/apache/coyote/Z.z 1\nc;reactor/core/Q.q 1\n")
+        self.assertEqual(round(sum(pct.values()), 6), 100.0)
+        self.assertEqual(sorted(pct.values(), reverse=True)[:3], [33.4, 33.3, 33.3])
+
+
+if __name__ == "__main__":
+    unittest.main()
