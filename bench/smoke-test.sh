@@ -266,9 +266,14 @@ check "results.md has a row per app with each cell's % of ceiling" md_rows "$RUN
 check "REPEAT=2: every cell is a median of 2 rounds with its min–max" check_json \
     "(c['repeats'] == 2 and c['rounds_failed'] == 0 and len(c['range']['steady_rps']) == 2
       and c['range']['steady_rps'][0] <= c['steady_rps'] <= c['range']['steady_rps'][1])"
-check "make compare of the two rounds of one run: every cell the same" bash -c "
+# The two rounds are judged cell by cell. The sync cells (bound by their one thread) must read the
+# same; the async cells' 2 s rounds of ~90 responses move by up to ~15 % between rounds on a slower
+# box (one response per connection is 11 %), more than the 3 % floor measured on 10 s cells, so
+# their verdict is printed, not asserted (the halved copy below is what must read as worse).
+check "make compare of the two rounds of one run: 4 cells judged, the sync ones the same" bash -c "
     make -s compare A='$RUN@1' B='$RUN@2' >'$TMP/halves.md'; cat '$TMP/halves.md';
-    grep -q '^\*\*4 cells in both runs: 4 same, 0 better, 0 worse beyond the noise' '$TMP/halves.md'"
+    grep -q '^\*\*4 cells in both runs: ' '$TMP/halves.md' &&
+    (( \$(grep -c '^| call | sync-servlet | .* | same |$' '$TMP/halves.md') == 2 ))"
 
 # halved_is_worse: a copy of the run with every cell's steady req/s (and its min–max) halved;
 # `make compare A=run B=copy` must call each cell's steady req/s and the cell itself worse.
