@@ -131,28 +131,5 @@ class LayersTest(unittest.TestCase):
 
 
 
-class LayersTest(unittest.TestCase):
-    STACKS = ("[client-1 tid=12];java/lang/Thread.run;jdk/internal/net/http/HttpClientImpl.x;sun/nio/ch/EPoll.wait 30\n"
-              "[qtp1-2 tid=13];java/lang/Thread.run;org/eclipse/jetty/io/ManagedSelector.select;sun/nio/ch/EPoll.wait 50\n"
-              "[GC Thread#0 tid=3];GCTask::do_it 10\n"
-              "[C2 CompilerThread0 tid=4];Compile::Optimize 7\n"
-              "[qtp1-3 tid=5];org/eclipse/jetty/server/Server.handle;lab/app/CallServlet.doGet;"
-              "org/springframework/web/Foo.bar 2\n"
-              "[qtp1-3 tid=5];org/eclipse/jetty/server/Server.handle;lab/app/CallServlet.doGet;java/lang/String.hashCode 1\n")
-
-    def test_each_sample_goes_to_the_code_that_ran(self):
-        from labbench.report import layers
-        samples, pct = layers.shares(self.STACKS)
-        self.assertEqual(samples, 100)
-        self.assertEqual(pct, {"client": 30.0, "container": 50.0, "framework": 2.0, "app": 1.0, "gc": 10.0,
-                               "jit": 7.0, "other": 0.0})
-
-    def test_shares_sum_to_100(self):
-        from labbench.report import layers
-        _, pct = layers.shares("a;lab/X.y 1\nb;org/apache/coyote/Z.z 1\nc;reactor/core/Q.q 1\n")
-        self.assertEqual(round(sum(pct.values()), 6), 100.0)
-        self.assertEqual(sorted(pct.values(), reverse=True)[:3], [33.4, 33.3, 33.3])
-
-
 if __name__ == "__main__":
     unittest.main()
