@@ -217,9 +217,11 @@ public abstract class AppContract extends RemoteFixture {
             statuses.sort(null);
             // One call gets the connection at once (700 ms); the next could start at 0.7 s and
             // would end at 1.4 s, past the 1 s timeout: so at most 1 OK, and the rest 504 by ~1 s.
+            // Waiting in turn would take 5 x 700 ms = 3.5 s: the bound sits between the two, with
+            // room for a slow box (2.78 s seen once on a 2-core Xeon where ~1.1 s is usual).
             assertEquals(504, statuses.get(statuses.size() - 1), "statuses " + statuses);
             assertTrue(statuses.stream().filter(s -> s == 200).count() <= 1, "statuses " + statuses);
-            assertTrue(seconds < 2.5, "took " + seconds + " s");
+            assertTrue(seconds < 3.2, "took " + seconds + " s");
             settle(lab);
             String stats = lab.stats().toJson();
             assertTrue(stats.contains("\"inFlight\":0,") && stats.contains("\"completed\":5,"), stats);
