@@ -2,6 +2,7 @@ package lab.remote;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
 
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -151,7 +152,9 @@ class RemoteSleepTest {
                 stream.flush();
                 waiting.add(socket);
             }
-            Thread.sleep(300);
+            // wait until all 20 are in the server, not a fixed sleep: on a loaded CI box 300 ms was
+            // once not enough and the signal found 0 requests waiting
+            awaitInFlight(port, 20, 15_000);
             long start = System.nanoTime();
             process.destroy(); // SIGTERM, to this process only
             assertTrue(process.waitFor(5, TimeUnit.SECONDS), "still running 5 s after SIGTERM");
@@ -171,5 +174,19 @@ class RemoteSleepTest {
             }
             Files.deleteIfExists(err);
         }
+    }
+
+    /** Polls /stats until {@code want} requests are in flight, or fails after {@code timeoutMs}. */
+    private static void awaitInFlight(int port, int want, long timeoutMs) throws Exception {
+        HttpClient client = HttpClient.newHttpClient();
+        URI stats = URI.create("http://127.0.0.1:" + port + "/stats");
+        long deadline = System.nanoTime() + timeoutMs * 1_000_000;
+        String body = "";
+        while (System.nanoTime() < deadline) {
+            body = client.send(HttpRequest.newBuilder(stats).build(), HttpResponse.BodyHandlers.ofString()).body();
+            if (body.contains("\"inFlight\":" + want + ",")) return;
+            Thread.sleep(50);
+        }
+        fail("not " + want + " requests in flight after " + timeoutMs + " ms: " + body);
     }
 }
