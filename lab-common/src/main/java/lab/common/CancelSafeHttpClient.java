@@ -1,24 +1,14 @@
 package lab.common;
 
-import java.io.IOException;
-import java.net.Authenticator;
-import java.net.CookieHandler;
-import java.net.ProxySelector;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.ByteBuffer;
-import java.time.Duration;
 import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.Executor;
 import java.util.concurrent.Flow;
 import java.util.concurrent.atomic.AtomicReference;
-
-import javax.net.ssl.SSLContext;
-import javax.net.ssl.SSLParameters;
 
 /**
  * The JDK client as WebClient sees it, with one race closed: a call cancelled just as the remote's
@@ -36,18 +26,10 @@ import javax.net.ssl.SSLParameters;
  * subscription, and when the caller's future was cancelled it cancels that subscription itself,
  * which ends the exchange (and closes its connection). While nobody cancels, it only forwards.
  */
-final class CancelSafeHttpClient extends HttpClient {
-
-    private final HttpClient delegate;
+final class CancelSafeHttpClient extends ForwardingHttpClient {
 
     CancelSafeHttpClient(HttpClient delegate) {
-        this.delegate = delegate;
-    }
-
-    @Override
-    public <T> HttpResponse<T> send(HttpRequest request, HttpResponse.BodyHandler<T> handler)
-            throws IOException, InterruptedException {
-        return delegate.send(request, handler);
+        super(delegate);
     }
 
     @Override
@@ -59,12 +41,6 @@ final class CancelSafeHttpClient extends HttpClient {
             if (sent.isCancelled()) guard.cancel();
         });
         return sent;
-    }
-
-    @Override
-    public <T> CompletableFuture<HttpResponse<T>> sendAsync(HttpRequest request, HttpResponse.BodyHandler<T> handler,
-            HttpResponse.PushPromiseHandler<T> push) {
-        return sendAsync(request, handler);
     }
 
     /** The JDK's side of one body subscription, cancelled when the caller gave up. */
@@ -109,14 +85,4 @@ final class CancelSafeHttpClient extends HttpClient {
             };
         }
     }
-
-    @Override public Optional<CookieHandler> cookieHandler() { return delegate.cookieHandler(); }
-    @Override public Optional<Duration> connectTimeout() { return delegate.connectTimeout(); }
-    @Override public Redirect followRedirects() { return delegate.followRedirects(); }
-    @Override public Optional<ProxySelector> proxy() { return delegate.proxy(); }
-    @Override public SSLContext sslContext() { return delegate.sslContext(); }
-    @Override public SSLParameters sslParameters() { return delegate.sslParameters(); }
-    @Override public Optional<Authenticator> authenticator() { return delegate.authenticator(); }
-    @Override public Version version() { return delegate.version(); }
-    @Override public Optional<Executor> executor() { return delegate.executor(); }
 }

@@ -1,27 +1,18 @@
 package lab.common;
 
 import java.io.IOException;
-import java.net.Authenticator;
-import java.net.CookieHandler;
-import java.net.ProxySelector;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
-import java.time.Duration;
-import java.util.Optional;
 import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Executor;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.BooleanSupplier;
-
-import javax.net.ssl.SSLContext;
-import javax.net.ssl.SSLParameters;
 
 /**
  * At most N exchanges with the remote at once: the connection pool that capped a public benchmark
@@ -30,15 +21,14 @@ import javax.net.ssl.SSLParameters;
  * holding a thread (a blocking {@link #send} waits on its own thread, as before); the request
  * timeout covers the wait, then 504.
  */
-final class CappedHttpClient extends HttpClient {
+final class CappedHttpClient extends ForwardingHttpClient {
 
-    private final HttpClient delegate;
     private final Semaphore permits;
     private final long timeoutMs;
     private final Queue<BooleanSupplier> waiting = new ConcurrentLinkedQueue<>();
 
     CappedHttpClient(HttpClient delegate, int maxConnections, long timeoutMs) {
-        this.delegate = delegate;
+        super(delegate);
         this.permits = new Semaphore(maxConnections);
         this.timeoutMs = timeoutMs;
     }
@@ -86,12 +76,6 @@ final class CappedHttpClient extends HttpClient {
         return result;
     }
 
-    @Override
-    public <T> CompletableFuture<HttpResponse<T>> sendAsync(HttpRequest request, HttpResponse.BodyHandler<T> handler,
-            HttpResponse.PushPromiseHandler<T> push) {
-        return sendAsync(request, handler);
-    }
-
     /** Starts queued exchanges while permits last; a start that sent nothing gives its permit back. */
     private void startWaiting() {
         while (!waiting.isEmpty() && permits.tryAcquire()) {
@@ -101,14 +85,4 @@ final class CappedHttpClient extends HttpClient {
             }
         }
     }
-
-    @Override public Optional<CookieHandler> cookieHandler() { return delegate.cookieHandler(); }
-    @Override public Optional<Duration> connectTimeout() { return delegate.connectTimeout(); }
-    @Override public Redirect followRedirects() { return delegate.followRedirects(); }
-    @Override public Optional<ProxySelector> proxy() { return delegate.proxy(); }
-    @Override public SSLContext sslContext() { return delegate.sslContext(); }
-    @Override public SSLParameters sslParameters() { return delegate.sslParameters(); }
-    @Override public Optional<Authenticator> authenticator() { return delegate.authenticator(); }
-    @Override public Version version() { return delegate.version(); }
-    @Override public Optional<Executor> executor() { return delegate.executor(); }
 }

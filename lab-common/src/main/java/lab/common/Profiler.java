@@ -212,25 +212,39 @@ public final class Profiler {
         }
     }
 
-    private interface Session {
-        String engine();
+    /** One running profile: which engine, at what interval, since when. */
+    private abstract static class Session {
+        private final String engine;
+        final int intervalMs;
+        private final long startNanos = System.nanoTime();
 
-        String startJson(String fallbackReason);
+        Session(String engine, int intervalMs) {
+            this.engine = engine;
+            this.intervalMs = intervalMs;
+        }
 
-        String stop(Path dir) throws IOException;
+        final String engine() {
+            return engine;
+        }
 
-        void discard() throws IOException;
+        final long elapsedMs() {
+            return (System.nanoTime() - startNanos) / 1_000_000;
+        }
+
+        abstract String startJson(String fallbackReason);
+
+        abstract String stop(Path dir) throws IOException;
+
+        abstract void discard() throws IOException;
     }
 
     /** Kept apart so that {@code one.profiler} classes load only when async-profiler is used. */
-    private static final class AsyncSession implements Session {
+    private static final class AsyncSession extends Session {
         private final one.profiler.AsyncProfiler profiler;
-        private final int intervalMs;
-        private final long startNanos = System.nanoTime();
 
         private AsyncSession(one.profiler.AsyncProfiler profiler, int intervalMs) {
+            super("async-profiler", intervalMs);
             this.profiler = profiler;
-            this.intervalMs = intervalMs;
         }
 
         static Object load(Path lib) {
@@ -245,20 +259,15 @@ public final class Profiler {
         }
 
         @Override
-        public String engine() {
-            return "async-profiler";
-        }
-
-        @Override
-        public String startJson(String fallbackReason) {
+        String startJson(String fallbackReason) {
             return "{\"engine\":\"async-profiler\",\"version\":" + Json.str(profiler.getVersion())
                     + ",\"event\":\"itimer\",\"interval_ms\":" + intervalMs + ",\"threads\":true}";
         }
 
         @Override
-        public String stop(Path dir) throws IOException {
+        String stop(Path dir) throws IOException {
             profiler.execute("stop");
-            long ms = (System.nanoTime() - startNanos) / 1_000_000;
+            long ms = elapsedMs();
             Path collapsed = dir.resolve(COLLAPSED);
             profiler.execute("collapsed,file=" + collapsed);
             profiler.execute("flamegraph,file=" + dir.resolve(FLAME));
@@ -266,21 +275,19 @@ public final class Profiler {
         }
 
         @Override
-        public void discard() throws IOException {
+        void discard() throws IOException {
             profiler.execute("stop");
         }
     }
 
     // ---- JFR ------------------------------------------------------------------------------
 
-    private static final class JfrSession implements Session {
+    private static final class JfrSession extends Session {
         private final Recording recording;
-        private final int intervalMs;
-        private final long startNanos = System.nanoTime();
 
         private JfrSession(Recording recording, int intervalMs) {
+            super("jfr", intervalMs);
             this.recording = recording;
-            this.intervalMs = intervalMs;
         }
 
         static Session start(int intervalMs) {
@@ -297,21 +304,16 @@ public final class Profiler {
         }
 
         @Override
-        public String engine() {
-            return "jfr";
-        }
-
-        @Override
-        public String startJson(String fallbackReason) {
+        String startJson(String fallbackReason) {
             return "{\"engine\":\"jfr\",\"settings\":\"profile\",\"event\":\"jdk.ExecutionSample\",\"interval_ms\":" + intervalMs
                     + ",\"threads\":true"
                     + (fallbackReason == null ? "" : ",\"fallback_reason\":" + Json.str(fallbackReason)) + "}";
         }
 
         @Override
-        public String stop(Path dir) throws IOException {
+        String stop(Path dir) throws IOException {
             recording.stop();
-            long ms = (System.nanoTime() - startNanos) / 1_000_000;
+            long ms = elapsedMs();
             Path jfr = Files.createTempFile("lab-profile-", ".jfr");
             try {
                 recording.dump(jfr);
@@ -335,7 +337,7 @@ public final class Profiler {
         }
 
         @Override
-        public void discard() {
+        void discard() {
             recording.close();
         }
 
