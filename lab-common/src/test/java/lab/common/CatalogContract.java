@@ -20,7 +20,8 @@ import java.util.TreeSet;
  * say what the Java says, or the bench would sweep cells that do not exist or skip ones that do:
  * a module's catalog rows are exactly its {@code App.APPS}, and each row's containers are the
  * servlet containers ({@link LabConfig#CONTAINERS}) plus {@code netty} exactly for
- * {@link LabConfig#NETTY_APPS}. Each app module calls {@link #check} from a tiny CatalogTest.
+ * {@link LabConfig#NETTY_APPS}. The README's module table must name the same apps: docs that drift
+ * are worse than none. Each app module calls {@link #check} from a tiny CatalogTest.
  */
 public final class CatalogContract {
 
@@ -46,6 +47,10 @@ public final class CatalogContract {
      * @param apps   that module's {@code App.APPS}
      */
     public static void check(String module, List<String> apps) throws IOException {
+        String readme = Files.readString(CATALOG.resolveSibling("README.md"));
+        for (String app : apps) {
+            assertTrue(readme.contains("| `" + module + "` | `" + app + "` |"), "README.md has no row for " + module + " / " + app);
+        }
         List<Row> rows = read(CATALOG);
         Map<String, Row> byApp = new LinkedHashMap<>();
         for (Row row : rows) {
