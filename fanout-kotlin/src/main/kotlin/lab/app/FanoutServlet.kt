@@ -4,6 +4,7 @@ import java.io.IOException
 import java.util.concurrent.Executors
 import java.util.concurrent.atomic.AtomicInteger
 
+import jakarta.servlet.AsyncContext
 import jakarta.servlet.http.HttpServlet
 import jakarta.servlet.http.HttpServletRequest
 import jakarta.servlet.http.HttpServletResponse
@@ -61,8 +62,21 @@ class FanoutServlet(
             } catch (e: IllegalStateException) {
                 // The container already ended the request (async timeout).
             } finally {
-                async.complete()
+                complete(async)
             }
+        }
+    }
+
+    /**
+     * A container that stops (SIGTERM) ends its open requests itself; a coroutine finishing later
+     * must not throw out of `finally`: uncaught, a coroutine's exception is printed, one stack
+     * trace per request, into the very stderr that carries the one `shutdown:` line.
+     */
+    private fun complete(async: AsyncContext) {
+        try {
+            async.complete()
+        } catch (e: IllegalStateException) {
+            // already completed by the container (async timeout, or it is stopping)
         }
     }
 
