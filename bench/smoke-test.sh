@@ -11,7 +11,8 @@
 # 2x its Little's-law bound, 1 handler thread), a results.md row per app with its figure, and
 # `make compare` (a run against itself: same; against a copy with steady req/s halved: worse).
 # More small runs: v1 (virtual threads on 1 carrier: >= 50 % of the ceiling, 1 carrier thread; on
-# JDK < 21 SKIPPED naming JDK 21) and webflux on Netty's 1 event loop (>= 50 %, 1 handler thread);
+# JDK < 21 SKIPPED naming JDK 21) and webflux on Netty's 1 event loop (>= 30 %, 1 handler thread),
+# each cell with a CPU profile (PROFILE=1: layers summing to 100 %, a flame graph);
 # vegeta's open loop; slow-upload and slow-download (nio-servlet keeps >= 50 % of the ceiling,
 # sync-servlet does not); fan-out. After every run: no line starting with WARNING or ERROR and no
 # Traceback in its output, and 0 errors (connect, read, write, non-2xx status) and 0 timeouts in
@@ -302,10 +303,13 @@ EOF
 }
 check "make compare A=run B=the run with steady req/s halved: every cell worse" halved_is_worse
 
-echo "== virtual threads on 1 carrier and Netty's event loop (THREADS='1 v1' on tomcat and netty: 5 cells + 1 calibration, about 50 s)"
-bench_run "bench.sh runs sync-servlet and webflux on tomcat (1 thread, v1) and netty (1 event loop)" vn \
+echo "== virtual threads on 1 carrier and Netty's event loop (THREADS='1 v1' on tomcat and netty: 5 cells + 1 calibration,"
+echo "   each with a CPU profile (PROFILE=1), about 50 s)"
+# PROFILE=1 rides along (one run less to wait for): the profiler samples every 10 ms, far too
+# little to move the model checks below.
+bench_run "bench.sh runs sync-servlet and webflux on tomcat (1 thread, v1) and netty (1 event loop), PROFILE=1" vn \
     env APPS="sync-servlet webflux" CONTAINERS="tomcat netty" THREADS="1 v1" WRK_THREADS=10 CONNECTIONS=10 \
-    DURATION=2s SLEEP_MS=200 WARMUP=1s RESULTS_DIR="$TMP/vn" ./bench.sh
+    PROFILE=1 DURATION=2s SLEEP_MS=200 WARMUP=1s RESULTS_DIR="$TMP/vn" ./bench.sh
 # v1_cell: on JDK 21+ the v1 cell ran (ok) on its one carrier thread and, a blocked virtual thread
 # holding no carrier, reached >= 50 % of the ceiling (10x the 1-thread bound); on an older JDK it
 # is SKIPPED with a reason naming JDK 21. Every other cell is ok.
@@ -342,17 +346,13 @@ assert c['app'] == 'webflux' and c['status'] == 'ok' and c['pool_mode'] == 'even
 assert (c['pct_of_ceiling'] or 0) >= 30 and c['handler_threads'] == 1, c"
 check "v1 and netty run: no errors or timeouts in any cell" no_errors "$TMP/vn/latest"
 
-echo "== a CPU profile (PROFILE=1: webflux on netty, 1 cell + 1 calibration, about 25 s)"
-bench_run "PROFILE=1 runs webflux on netty" prof env APPS=webflux CONTAINERS=netty THREADS=1 \
-    PROFILE=1 WRK_THREADS=2 CONNECTIONS=4 DURATION=3s SLEEP_MS=200 WARMUP=1s \
-    RESULTS_DIR="$TMP/prof" ./bench.sh
-check "the cell kept up, and its profile's layers sum to 100 % with a flame graph" python3 -c "
-import json, os; r = json.load(open('$TMP/prof/latest/results.json')); (c,) = r['cells']
+check "PROFILE=1: the netty cell's profile layers sum to 100 % with a flame graph" python3 -c "
+import json, os; r = json.load(open('$TMP/vn/latest/results.json'))
+(c,) = [c for c in r['cells'] if c['container'] == 'netty']
 assert c['status'] == 'ok' and c['client'] == 'jdk' and 'profiler=' in c['lab_line'], c['lab_line']
-assert (c['pct_of_ceiling'] or 0) >= 50, c['pct_of_ceiling']
 assert c['profile_samples'] >= 10 and abs(sum(c['cpu_layers'].values()) - 100.0) < 0.05, c['cpu_layers']
-assert os.path.getsize('$TMP/prof/latest/' + c['flame_graph']) > 1000, c['flame_graph']"
-check "results.md has the CPU-by-layer row" grep -q '^| webflux | netty | 1 | jdk | ' "$TMP/prof/latest/results.md"
+assert os.path.getsize('$TMP/vn/latest/' + c['flame_graph']) > 1000, c['flame_graph']"
+check "results.md has the CPU-by-layer row" grep -q '^| webflux | netty | 1 | jdk | ' "$TMP/vn/latest/results.md"
 
 echo "== open loop: vegeta at a constant rate (1 cell + 1 calibration, about 20 s; builds vegeta once)"
 bench_run "LOADGEN=vegeta runs and writes its figures" vegeta env APPS=async-servlet CONTAINERS=jetty THREADS=1 WRK_THREADS=10 \
