@@ -32,6 +32,8 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/bench-smoke.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 
 PASSED=0 FAILED=0
+# section TITLE: a heading with the seconds since the start, so a slow part shows in CI's log.
+section() { echo "== $* [${SECONDS}s]"; }
 # check DESCRIPTION COMMAND...: run the command, count and print the outcome.
 check() {
     local what=$1
@@ -122,7 +124,7 @@ bad_setting() {
     nothing_listens
 }
 
-echo "== bad settings exit 2 before starting anything"
+section "bad settings exit 2 before starting anything"
 check "unknown app" bad_setting APPS=no-such-app
 check "THREADS=0" bad_setting THREADS=0
 check "WRK_THREADS > CONNECTIONS" bad_setting WRK_THREADS=20 CONNECTIONS=10
@@ -144,7 +146,7 @@ check "SWEEP with a level this machine cannot hold" bad_setting SWEEP_VARIANTS=a
 check "SWEEP_VARIANTS=nope:1" bad_setting SWEEP=100 SWEEP_VARIANTS=nope:1
 check "--help prints the usage and exits 0" bash -c './bench.sh --help | grep -q "^Usage: "'
 
-echo "== the Python side: byte-compiles, unit tests"
+section "the Python side: byte-compiles, unit tests"
 check "every bench Python file compiles" \
     python3 -c 'import sys; [compile(open(f).read(), f, "exec") for f in sys.argv[1:]]' bench/*.py bench/labbench/*.py bench/labbench/*/*.py
 # The chart test draws with the charts' venv: install it first (idempotent; `make sweep` would only
@@ -165,7 +167,7 @@ unit_tests() {
 check "unit tests: bench/test_*.py (settings, matrix, rounds, the report, compare.s verdicts, slowclients.py, the sweep, its charts), none skipped for want of matplotlib" \
     unit_tests
 
-echo "== make sweep on a tiny sweep (2 levels x 2 variants + 2 calibration cells, 2 s each, about 40 s)"
+section "make sweep on a tiny sweep (2 levels x 2 variants + 2 calibration cells, 2 s each, about 40 s)"
 bench_run "make sweep runs the tiny sweep" sweep env SWEEP="5 40" SWEEP_VARIANTS="sync-servlet:10 async-servlet:1" \
     DURATION=2s SLEEP_MS=200 WARMUP=1s RESULTS_DIR="$TMP/sweep" make -s sweep
 grep -E '^(\[|== done|== knee|   [a-z-]+ jetty, )' "$TMP/sweep.out" | sed 's/^/       /'
@@ -189,7 +191,7 @@ check "the chart files: 4 charts, PNG and SVG" bash -c "
         [[ -s '$TMP/sweep/latest/charts/'\$f.png && -s '$TMP/sweep/latest/charts/'\$f.svg ]] || { echo missing \$f; exit 1; }
     done"
 if [[ ${1:-} == sweep ]]; then
-    echo "$PASSED passed, $FAILED failed"
+    echo "$PASSED passed, $FAILED failed in ${SECONDS}s"
     ((FAILED == 0))
     exit
 fi
@@ -211,10 +213,10 @@ sigterm_stops_the_run() {
     [[ -s "$TMP/term/latest/results.md" ]] || { echo "no results.md"; return 1; }
     nothing_listens
 }
-echo "== SIGTERM stops a run and everything it started"
+section "SIGTERM stops a run and everything it started"
 check "SIGTERM: exit 143, results kept, nothing left listening" sigterm_stops_the_run
 
-echo "== a tiny matrix, twice (REPEAT=2: 2 x (4 cells + 1 calibration), about 80 s)"
+section "a tiny matrix, twice (REPEAT=2: 2 x (4 cells + 1 calibration), about 80 s)"
 export APPS="async-servlet sync-servlet" CONTAINERS="jetty tomcat" THREADS=1 WRK_THREADS=10 \
     CONNECTIONS=10 DURATION=2s SLEEP_MS=200 WARMUP=1s RESULTS_DIR="$TMP/results" REPEAT=2
 bench_run "bench.sh runs the tiny matrix" matrix ./bench.sh
@@ -303,8 +305,7 @@ EOF
 }
 check "make compare A=run B=the run with steady req/s halved: every cell worse" halved_is_worse
 
-echo "== virtual threads on 1 carrier and Netty's event loop (THREADS='1 v1' on tomcat and netty: 5 cells + 1 calibration,"
-echo "   each with a CPU profile (PROFILE=1), about 50 s)"
+section "virtual threads on 1 carrier and Netty's event loop (THREADS='1 v1' on tomcat and netty, PROFILE=1: 5 cells + 1 calibration, about 50 s)"
 # PROFILE=1 rides along (one run less to wait for): the profiler samples every 10 ms, far too
 # little to move the model checks below.
 bench_run "bench.sh runs sync-servlet and webflux on tomcat (1 thread, v1) and netty (1 event loop), PROFILE=1" vn \
@@ -354,7 +355,7 @@ assert c['profile_samples'] >= 10 and abs(sum(c['cpu_layers'].values()) - 100.0)
 assert os.path.getsize('$TMP/vn/latest/' + c['flame_graph']) > 1000, c['flame_graph']"
 check "results.md has the CPU-by-layer row" grep -q '^| webflux | netty | 1 | jdk | ' "$TMP/vn/latest/results.md"
 
-echo "== open loop: vegeta at a constant rate (1 cell + 1 calibration, about 20 s; builds vegeta once)"
+section "open loop: vegeta at a constant rate (1 cell + 1 calibration, about 20 s; builds vegeta once)"
 bench_run "LOADGEN=vegeta runs and writes its figures" vegeta env APPS=async-servlet CONTAINERS=jetty THREADS=1 WRK_THREADS=10 \
     CONNECTIONS=10 DURATION=2s SLEEP_MS=200 LOADGEN=vegeta RATE=20 RESULTS_DIR="$TMP/ol" ./bench.sh
 check "the open-loop cell answered every request near the backend's delay" python3 -c "
@@ -367,7 +368,7 @@ check "results.md shows closed- and open-loop latency side by side" grep -q '^##
 
 # Each scenario's default SLOW_BYTES: uploads of 4 KiB (41 s at 100 B/s), downloads of 16 MiB, far
 # more than the socket buffers hold, so a blocking writer stays blocked for the whole cell.
-echo "== slow clients beside wrk (slow-upload and slow-download: 4 cells + 1 calibration, about 40 s)"
+section "slow clients beside wrk (slow-upload and slow-download: 4 cells + 1 calibration, about 40 s)"
 bench_run "SCENARIO='slow-upload slow-download' runs its side load" slow env SCENARIO="slow-upload slow-download" \
     APPS="sync-servlet nio-servlet" CONTAINERS=tomcat THREADS=1 WRK_THREADS=10 CONNECTIONS=10 DURATION=2s \
     SLEEP_MS=200 SLOW_CLIENTS=2 SLOW_RATE=100 RESULTS_DIR="$TMP/slow" ./bench.sh
@@ -398,7 +399,7 @@ slow_md() {
 }
 check "results.md has both slow-* sections and a row per app with each cell's % of ceiling" slow_md
 
-echo "== make compare"
+section "make compare"
 check "make compare A=run B=run prints a table with every cell" bash -c "
     make -s compare A='$RUN' B='$RUN/results.json' >'$TMP/compare.md' && cat '$TMP/compare.md' &&
     grep -q '^| scenario | app | container |' '$TMP/compare.md' &&
@@ -409,7 +410,7 @@ check "make compare without B exits 2 with the usage" bash -c "
 check "make compare on a missing run exits 2" bash -c "
     rc=0; PYTHONPATH=bench python3 -m labbench.report.compare '$TMP/nope' '$RUN' || rc=\$?; [[ \$rc == 2 ]]"
 
-echo "== one request, many calls (SCENARIO=fanout: 2 apps, 2 probes + 2 wrk cells, about 30 s)"
+section "one request, many calls (SCENARIO=fanout: 2 apps, 2 probes + 2 wrk cells, about 30 s)"
 bench_run "SCENARIO=fanout times one request at a time, then runs wrk" fanout env SCENARIO=fanout \
     FANOUT_APPS="fanout-sequential fanout-async" FANOUT="1 5" FANOUT_MS=100 CONTAINERS=tomcat THREADS=1 \
     WRK_THREADS=2 CONNECTIONS=4 DURATION=2s SLEEP_MS=200 RESULTS_DIR="$TMP/fanout" ./bench.sh
@@ -429,5 +430,5 @@ else
     echo "(shellcheck not installed: skipped; make test installs it)"
 fi
 
-echo "$PASSED passed, $FAILED failed"
+echo "$PASSED passed, $FAILED failed in ${SECONDS}s"
 ((FAILED == 0))
