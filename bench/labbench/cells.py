@@ -284,7 +284,6 @@ class App:
 def run_cell(lab, app, cell):
     """Run one cell and write its record (cell.json) into its directory; returns its status:
     "ok", "FAILED: why" or "SKIPPED: why"."""
-    s, scene, gen = lab.s, cell.scene, loadgens.get(cell.loadgen)
     t0 = time.monotonic()
 
     def since_start():
@@ -292,13 +291,7 @@ def run_cell(lab, app, cell):
 
     d = lab.run_dir / "cells" / cell.dir_name
     d.mkdir(parents=True)
-    rec = CellRecord(index=cell.index, round=cell.round, scenario=cell.scenario, loadgen=cell.loadgen,
-                     app=cell.app, container=cell.container, threads=cell.threads, pool_mode=cell.pool_mode,
-                     thread_per_request=cell.thread_per_request, wrk_threads=cell.wrk_threads,
-                     connections=cell.connections, rate=s.rate if gen.open_loop else None, client=cell.client,
-                     duration_s=s.duration_s, sleep_ms=s.sleep_ms, variant=cell.variant or None,
-                     params={**scene.params(s), **({"app_args": " ".join(cell.app_args)} if cell.app_args else {}),
-                             **({"wrk_timeout": cell.wrk_timeout} if cell.wrk_timeout else {})})
+    rec = _new_record(lab.s, cell)
     rec.save(d / "cell.json")
     skip = cell.skip_reason(lab.m.java_major)
     if skip:
@@ -306,6 +299,33 @@ def run_cell(lab, app, cell):
         rec.save(d / "cell.json")
         return rec.status
 
+    reason = _prepare(lab, app, cell, d, rec, since_start)
+    if reason is None:
+        reason = _measure(lab, app, cell, d, rec, since_start)
+    rec.status = "ok" if reason is None else f"FAILED: {reason}"
+    if reason is not None:
+        app.stop()                     # a broken app is never reused
+    rec.cell_wall_s = since_start()
+    rec.save(d / "cell.json")
+    return rec.status
+
+
+def _new_record(s, cell):
+    """The cell's record as planned: what it will run, nothing measured yet."""
+    gen = loadgens.get(cell.loadgen)
+    return CellRecord(index=cell.index, round=cell.round, scenario=cell.scenario, loadgen=cell.loadgen,
+                      app=cell.app, container=cell.container, threads=cell.threads, pool_mode=cell.pool_mode,
+                      thread_per_request=cell.thread_per_request, wrk_threads=cell.wrk_threads,
+                      connections=cell.connections, rate=s.rate if gen.open_loop else None, client=cell.client,
+                      duration_s=s.duration_s, sleep_ms=s.sleep_ms, variant=cell.variant or None,
+                      params={**cell.scene.params(s), **({"app_args": " ".join(cell.app_args)} if cell.app_args else {}),
+                              **({"wrk_timeout": cell.wrk_timeout} if cell.wrk_timeout else {})})
+
+
+def _prepare(lab, app, cell, d, rec, since_start):
+    """The app ready for the cell: reused or (re)started, verified, warmed up when fresh, its
+    /stats reset. Returns None, or why the cell cannot run."""
+    s = lab.s
     reason, fresh = None, False
     if app.can_reuse(cell):
         rec.app_start = "reused"
@@ -324,7 +344,7 @@ def run_cell(lab, app, cell):
         # an open-loop cell warms up like the first wrk setting would (a few connections per thread).
         wt = cell.wrk_threads or min(s.wrk_threads)
         conns = cell.connections or max(wt, min(s.rate, min(s.connections)))
-        wrk.warm_up(s, lab.url(s.app_port, scene.warmup_path()), wt, conns, d / "warmup.txt", pool)
+        wrk.warm_up(s, lab.url(s.app_port, cell.scene.warmup_path()), wt, conns, d / "warmup.txt", pool)
         if not procs.wait_drained(app.admin + "/stats", s.sleep_ms // 1000 + 5):
             reason = "still busy after the warm-up"
     if reason is None:
@@ -332,16 +352,21 @@ def run_cell(lab, app, cell):
             procs.http(app.admin + "/stats/reset", method="POST")
         except OSError:
             reason = "POST /stats/reset failed"
+    return reason
 
-    side = None
-    if reason is None:
-        side = scene.side_load(s, lab.url(s.app_port, ""), d)
+
+def _measure(lab, app, cell, d, rec, since_start):
+    """The scenario's side load (if any) started, the load generator's measurement, the side load
+    stopped and checked. Returns None, or why the cell failed."""
+    s, scene = lab.s, cell.scene
+    side = scene.side_load(s, lab.url(s.app_port, ""), d)
+    reason = None
     if side:
         app.had_side_load = scene.side_load_resets_app
         reason = side.start()
     if reason is None:
         rec.prep_s = since_start()
-        reason, rec.measured = gen.measure(lab, cell, d, lab.url(s.app_port, cell.path), app)
+        reason, rec.measured = loadgens.get(cell.loadgen).measure(lab, cell, d, lab.url(s.app_port, cell.path), app)
     if side:
         side_exit = side.stop(now=reason is not None)     # the load did not run: no need to wait
         rec.measured["side_load_exit"] = side_exit
@@ -349,9 +374,4 @@ def run_cell(lab, app, cell):
             reason = f"side load exited with {side_exit} (see slow.log)"
         elif reason is None and side.result() is None:
             reason = "side load wrote no result (see its log)"
-    rec.status = "ok" if reason is None else f"FAILED: {reason}"
-    if reason is not None:
-        app.stop()                     # a broken app is never reused
-    rec.cell_wall_s = since_start()
-    rec.save(d / "cell.json")
-    return rec.status
+    return reason

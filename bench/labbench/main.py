@@ -36,6 +36,40 @@ def human_time(s):
     return f"{s // 60}m{s % 60:02d}s" if s >= 60 else f"{s}s"
 
 
+def plan_run(argv, env):
+    """The settings, the cells, what was left out and why, and the limits plan: the largest level
+    checked against the machine's limits before anything starts (UsageError, exit 2, when it
+    cannot be held); as root, ulimit -n is raised here for us and every child."""
+    # A planner with a matrix of its own: `./bench.sh sweep` (make sweep), or any run with SWEEP set.
+    planner = next((p for p in scenarios.PLANNERS if p.selected(argv, env)), None)
+    mode = planner.name if planner else "matrix"
+    if argv and argv != [mode]:
+        raise UsageError(f"unknown argument '{argv[0]}' (settings are environment variables; "
+                         f"the only argument is {' or '.join(f'`{p.name}`' for p in scenarios.PLANNERS)})")
+    s = parse(env, mode)
+    cells, left_out = plan(s)
+    if not cells:
+        raise UsageError("no cell to run: " + "; ".join(left_out))
+    pools = [int(c.threads) for c in cells if c.threads.isdigit()]
+    try:
+        limit_plan = limits.plan(max(s.connections), limits.read(), max_threads=max(pools, default=0))
+        limits.apply(limit_plan)
+    except UsageError as e:
+        # A planner may run fewer levels where the machine cannot hold its default (it says so).
+        held = limits.max_level(limits.read().hard) // 1000 * 1000
+        fit = planner.fit_limits(env, s, e, held) if planner else None
+        if fit is None:
+            raise
+        levels, note = fit
+        left_out.append(note)
+        s = dataclasses.replace(s, connections=levels)
+        cells, _ = plan(s)
+        pools = [int(c.threads) for c in cells if c.threads.isdigit()]
+        limit_plan = limits.plan(max(s.connections), limits.read(), max_threads=max(pools, default=0))
+        limits.apply(limit_plan)
+    return s, cells, left_out, limit_plan
+
+
 def main(argv):
     sys.stdout.reconfigure(line_buffering=True)   # progress lines in order with the children's output
     os.chdir(Path(__file__).resolve().parents[2])  # the repository: jars, bench/, RESULTS_DIR are relative to it
@@ -43,35 +77,7 @@ def main(argv):
         print(usage(os.environ))
         return 0
     try:
-        # A planner with a matrix of its own: `./bench.sh sweep` (make sweep), or any run with SWEEP set.
-        planner = next((p for p in scenarios.PLANNERS if p.selected(argv, os.environ)), None)
-        mode = planner.name if planner else "matrix"
-        if argv and argv != [mode]:
-            raise UsageError(f"unknown argument '{argv[0]}' (settings are environment variables; "
-                             f"the only argument is {' or '.join(f'`{p.name}`' for p in scenarios.PLANNERS)})")
-        s = parse(os.environ, mode)
-        cells, left_out = plan(s)
-        if not cells:
-            raise UsageError("no cell to run: " + "; ".join(left_out))
-        # The largest level against the machine's limits, before anything starts (exit 2 when
-        # it cannot be held); as root, ulimit -n is raised here for us and every child.
-        pools = [int(c.threads) for c in cells if c.threads.isdigit()]
-        try:
-            limit_plan = limits.plan(max(s.connections), limits.read(), max_threads=max(pools, default=0))
-            limits.apply(limit_plan)
-        except UsageError as e:
-            # A planner may run fewer levels where the machine cannot hold its default (it says so).
-            held = limits.max_level(limits.read().hard) // 1000 * 1000
-            fit = planner.fit_limits(os.environ, s, e, held) if planner else None
-            if fit is None:
-                raise
-            levels, note = fit
-            left_out.append(note)
-            s = dataclasses.replace(s, connections=levels)
-            cells, _ = plan(s)
-            pools = [int(c.threads) for c in cells if c.threads.isdigit()]
-            limit_plan = limits.plan(max(s.connections), limits.read(), max_threads=max(pools, default=0))
-            limits.apply(limit_plan)
+        s, cells, left_out, limit_plan = plan_run(argv, os.environ)
     except UsageError as e:
         print(f"ERROR: {e}", file=sys.stderr)
         print(usage(os.environ), file=sys.stderr)
@@ -144,13 +150,10 @@ def start_run(s, m, cells, left_out, limit_plan):
     return run_dir
 
 
-def run(lab, cells):
-    """remote-sleep, the calibration cells, every cell, the closing lines; 1 if a cell FAILED."""
-    s, m, run_dir = lab.s, lab.m, lab.run_dir
-    start = time.monotonic()
-
-    # 1. remote-sleep, the slow backend, once for the whole run, and the calibration cells.
-    log = run_dir / "logs" / "remote-sleep.log"
+def start_remote(lab):
+    """remote-sleep, the slow backend, once for the whole run; its "listening" line printed."""
+    s, m = lab.s, lab.m
+    log = lab.run_dir / "logs" / "remote-sleep.log"
     lab.remote = procs.start([m.java, *s.java_opts, "-jar", "remote-sleep/target/remote-sleep.jar", "--host",
                               "127.0.0.1", "--port", str(s.remote_port), "--delay-ms", str(s.sleep_ms)], out=log)
     reason = procs.wait_ready(lab.remote, lab.url(s.remote_port, "/stats"), log, [s.remote_port], s.start_timeout)
@@ -159,6 +162,16 @@ def run(lab, cells):
     listening = next((line for line in procs.read_lines(log) if "listening" in line),
                      f"remote-sleep: pid {lab.remote.pid}")
     print(f"== {listening}")
+
+
+def run(lab, cells):
+    """remote-sleep, the calibration cells, every cell, the closing lines; 1 if a cell FAILED."""
+    s, m, run_dir = lab.s, lab.m, lab.run_dir
+    start = time.monotonic()
+
+    # 1. remote-sleep, the slow backend, once for the whole run, and the calibration cells.
+    start_remote(lab)
+
     def summarize(d):
         return report.summary(run_dir, d)
     calibrations = calibrate(lab, summarize)
@@ -195,16 +208,20 @@ def run(lab, cells):
     app.stop()
 
     # 3. the end: where the results are, and what the harness cost.
-    wall_s = int(time.monotonic() - start)
-    calibration_s = calibrations * s.duration_s
+    finish(lab, int(time.monotonic() - start), measured_s, calibrations * s.duration_s,
+           f"{total} cells ({failed} FAILED" + (f", {skipped} SKIPPED)" if skipped else ")"))
+    return 1 if failed else 0
+
+
+def finish(lab, wall_s, measured_s, calibration_s, cells_text):
+    """The reports written, the done line (what the harness cost), each scenario's closing lines."""
+    run_dir = lab.run_dir
     put(run_dir / "meta.txt", wall_s=wall_s, measured_s=measured_s, calibration_s=calibration_s)
     report.update(run_dir)
-    counts = f"{failed} FAILED" + (f", {skipped} SKIPPED" if skipped else "")
-    print(f"== done: {total} cells ({counts}) in {human_time(wall_s)}: {human_time(measured_s)} measured in cells"
+    print(f"== done: {cells_text} in {human_time(wall_s)}: {human_time(measured_s)} measured in cells"
           f" + {human_time(calibration_s)} calibration = {wall_s / measured_s if measured_s else 0:.2f}x the measured time")
     run_figures = report.load_run(run_dir)
     for sc in scenarios.ALL:
         for line in sc.closing_lines(run_figures):
             print(line)
     print(f"   results: {run_dir}/results.md (also results.json, results.csv, cells/*/wrk.txt, logs/)")
-    return 1 if failed else 0

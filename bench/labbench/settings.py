@@ -154,6 +154,34 @@ def cores():
     return len(os.sched_getaffinity(0))
 
 
+def _durations(v):
+    """DURATION, WARMUP, WRK_TIMEOUT (default: DURATION + 20 s) and SLEEP_MS checked; the cell's
+    seconds and wrk's timeout."""
+    if not DURATION.fullmatch(v["DURATION"]):
+        raise UsageError(f"DURATION: '{v['DURATION']}' is not a duration like 10s, 2m or 30")
+    if v["WARMUP"] != "0" and not DURATION.fullmatch(v["WARMUP"]):
+        raise UsageError(f"WARMUP: '{v['WARMUP']}' is not a duration like 2s (or 0)")
+    duration_s = seconds_of(v["DURATION"])
+    wrk_timeout = v["WRK_TIMEOUT"] or f"{duration_s + 20}s"
+    if not DURATION.fullmatch(wrk_timeout):
+        raise UsageError(f"WRK_TIMEOUT: '{wrk_timeout}' is not a duration like 30s")
+    if not (re.fullmatch(r"[1-9][0-9]{0,4}", v["SLEEP_MS"]) and int(v["SLEEP_MS"]) <= 60000):
+        raise UsageError(f"SLEEP_MS: '{v['SLEEP_MS']}' is not an integer in 1..60000")
+    return duration_s, wrk_timeout
+
+
+def _ports(v):
+    """REMOTE_PORT, APP_PORT and ADMIN_PORT: three different port numbers."""
+    ports = {}
+    for name in ("REMOTE_PORT", "APP_PORT", "ADMIN_PORT"):
+        if not (re.fullmatch(r"[1-9][0-9]{0,4}", v[name]) and int(v[name]) <= 65535):
+            raise UsageError(f"{name}: '{v[name]}' is not a port number")
+        ports[name] = int(v[name])
+    if len(set(ports.values())) != 3:
+        raise UsageError("REMOTE_PORT, APP_PORT and ADMIN_PORT must differ")
+    return ports
+
+
 def parse(environ, mode="matrix", n_cores=None):
     """Settings from the environment, or UsageError saying what is wrong. mode: "matrix", or the
     name of a planner with a matrix of its own (the sweep: SWEEP, SWEEP_VARIANTS, SWEEP_CONTAINER)."""
@@ -178,23 +206,8 @@ def parse(environ, mode="matrix", n_cores=None):
         for c in connections:
             if t > c:
                 raise UsageError(f"WRK_THREADS={t} > CONNECTIONS={c}: wrk needs at least one connection per thread")
-    if not DURATION.fullmatch(v["DURATION"]):
-        raise UsageError(f"DURATION: '{v['DURATION']}' is not a duration like 10s, 2m or 30")
-    if v["WARMUP"] != "0" and not DURATION.fullmatch(v["WARMUP"]):
-        raise UsageError(f"WARMUP: '{v['WARMUP']}' is not a duration like 2s (or 0)")
-    duration_s = seconds_of(v["DURATION"])
-    wrk_timeout = v["WRK_TIMEOUT"] or f"{duration_s + 20}s"
-    if not DURATION.fullmatch(wrk_timeout):
-        raise UsageError(f"WRK_TIMEOUT: '{wrk_timeout}' is not a duration like 30s")
-    if not (re.fullmatch(r"[1-9][0-9]{0,4}", v["SLEEP_MS"]) and int(v["SLEEP_MS"]) <= 60000):
-        raise UsageError(f"SLEEP_MS: '{v['SLEEP_MS']}' is not an integer in 1..60000")
-    ports = {}
-    for name in ("REMOTE_PORT", "APP_PORT", "ADMIN_PORT"):
-        if not (re.fullmatch(r"[1-9][0-9]{0,4}", v[name]) and int(v[name]) <= 65535):
-            raise UsageError(f"{name}: '{v[name]}' is not a port number")
-        ports[name] = int(v[name])
-    if len(set(ports.values())) != 3:
-        raise UsageError("REMOTE_PORT, APP_PORT and ADMIN_PORT must differ")
+    duration_s, wrk_timeout = _durations(v)
+    ports = _ports(v)
     start_timeout = count("START_TIMEOUT", v["START_TIMEOUT"])
     if not v["RESULTS_DIR"].strip():
         raise UsageError("RESULTS_DIR is empty")

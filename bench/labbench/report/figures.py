@@ -126,26 +126,10 @@ def cell_record(d, ceilings):
     }
     rec.update(gen.figures(r, d))
     if gen.has_ceiling and scenario.has_ceiling:
-        # The ceiling of the same round and load, by the same measure as the cell.
-        ceiling = ceilings.get((rec["round"], r.wrk_threads, r.connections)) or ceilings.get(
-            (1, r.wrk_threads, r.connections))
-        if ceiling:
-            rec["ceiling_rps"] = throughput(ceiling) if rec["steady_rps"] is not None else ceiling.get("rps")
-        if throughput(rec) is not None and rec["ceiling_rps"]:
-            rec["pct_of_ceiling"] = round(100.0 * throughput(rec) / rec["ceiling_rps"], 1)
+        _against_ceiling(rec, r, ceilings)
     rec.update(stats_fields(read_json(d / "stats.json") or {}))
     m = r.measured
-    rec.update(cpu_fields(m, r.duration_s))
-    cpu_app_s, rss_kb = m.get("cpu_app_s"), m.get("peak_rss_kb")
-    rec.update({
-        "variant": r.variant,
-        "cpu_app_s": cpu_app_s,
-        # Sampled from /proc/PID/status every 0.25 s during the measured window (procs.Sampler).
-        "peak_rss_mb": None if rss_kb is None else round(rss_kb / 1024.0, 1),
-        "peak_os_threads": m.get("peak_os_threads"),
-    })
-    rec["cpu_ms_per_request"] = (round(1000.0 * cpu_app_s / rec["requests"], 2)
-                                 if cpu_app_s is not None and rec.get("requests") else None)
+    _resources(rec, r, m)
     rec.update(layers.figures(d))         # PROFILE=1 only: CPU by layer
     rec.update(scenario.figures(r, d))
     for s in scenarios.ALL:              # every cell has every scenario's keys (None where not its own)
@@ -160,6 +144,31 @@ def cell_record(d, ceilings):
         "app_log": r.app_log, "status": r.status,
     })
     return rec
+
+
+def _against_ceiling(rec, r, ceilings):
+    """The ceiling of the same round and load, by the same measure as the cell; the cell's % of it."""
+    ceiling = ceilings.get((rec["round"], r.wrk_threads, r.connections)) or ceilings.get(
+        (1, r.wrk_threads, r.connections))
+    if ceiling:
+        rec["ceiling_rps"] = throughput(ceiling) if rec["steady_rps"] is not None else ceiling.get("rps")
+    if throughput(rec) is not None and rec["ceiling_rps"]:
+        rec["pct_of_ceiling"] = round(100.0 * throughput(rec) / rec["ceiling_rps"], 1)
+
+
+def _resources(rec, r, m):
+    """CPU, memory and OS threads of the app over the measured window, and CPU per request."""
+    rec.update(cpu_fields(m, r.duration_s))
+    cpu_app_s, rss_kb = m.get("cpu_app_s"), m.get("peak_rss_kb")
+    rec.update({
+        "variant": r.variant,
+        "cpu_app_s": cpu_app_s,
+        # Sampled from /proc/PID/status every 0.25 s during the measured window (procs.Sampler).
+        "peak_rss_mb": None if rss_kb is None else round(rss_kb / 1024.0, 1),
+        "peak_os_threads": m.get("peak_os_threads"),
+    })
+    rec["cpu_ms_per_request"] = (round(1000.0 * cpu_app_s / rec["requests"], 2)
+                                 if cpu_app_s is not None and rec.get("requests") else None)
 
 
 def load_run(run_dir):

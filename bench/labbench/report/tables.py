@@ -12,6 +12,22 @@ def each_cell(cells, apps, containers, threads):
                 yield app, ct, c
 
 
+def _ceiling_and_bound(calibration, threads, wt, cn, sleep_s):
+    """The line above a group's table: its measured ceiling and its Little's-law bounds."""
+    cal = next((c for c in calibration if c["loadgen"] == "wrk" and c["wrk_threads"] == wt
+                and c["connections"] == cn), None)
+    ceiling = "not measured"
+    if cal and cal.get("rps"):
+        ceiling = f"{ranged(cal, 'rps', f_rps)} req/s"
+        if cal.get("steady_rps") is not None:
+            ceiling += f", steady {ranged(cal, 'steady_rps', f_rps)} req/s"
+    if isinstance(threads, int):
+        tpr = f"thread-per-request apps {min(cn, threads) / sleep_s:g} req/s"
+    else:
+        tpr = "thread-per-request apps too (a blocked virtual thread holds no carrier)"
+    return f"Ceiling (wrk straight at remote-sleep): {ceiling}. Bound: {cn / sleep_s:g} req/s, {tpr}."
+
+
 def group_tables(cells, apps, containers, calibration, sleep_s, columns, values, heading=None, annotate=None):
     """One table per pool size x wrk setting: apps as rows, `columns` per container side by side
     (`values(cell)` gives their texts); a FAILED or SKIPPED cell gets a note under its table."""
@@ -29,22 +45,8 @@ def group_tables(cells, apps, containers, calibration, sleep_s, columns, values,
             groups.append(g)
     groups.sort(key=lambda g: (threads_order(g[0]), g[2], g[1]))
     for threads, wt, cn in groups:
-        cal = next((c for c in calibration if c["loadgen"] == "wrk" and c["wrk_threads"] == wt
-                    and c["connections"] == cn), None)
-        ceiling = "not measured"
-        if cal and cal.get("rps"):
-            ceiling = f"{ranged(cal, 'rps', f_rps)} req/s"
-            if cal.get("steady_rps") is not None:
-                ceiling += f", steady {ranged(cal, 'steady_rps', f_rps)} req/s"
         w(f"\n### {threads_label(threads)} · wrk -t{wt} -c{cn}\n\n")
-        if heading:
-            w(heading(threads, wt, cn) + "\n\n")
-        else:
-            if isinstance(threads, int):
-                tpr = f"thread-per-request apps {min(cn, threads) / sleep_s:g} req/s"
-            else:
-                tpr = "thread-per-request apps too (a blocked virtual thread holds no carrier)"
-            w(f"Ceiling (wrk straight at remote-sleep): {ceiling}. Bound: {cn / sleep_s:g} req/s, {tpr}.\n\n")
+        w((heading(threads, wt, cn) if heading else _ceiling_and_bound(calibration, threads, wt, cn, sleep_s)) + "\n\n")
         n = len(columns)
         head = "| app |" + "".join(f" {ct} {columns[0]} |" + "".join(f" {h} |" for h in columns[1:])
                                    for ct in containers)
