@@ -27,14 +27,14 @@ class AppTest extends FanoutContract {
     AppTest() {
         super(App.APPS, App::endpoint, List.of(
                 new Case("fanout-sequential", 10, 16, 1.8, 10),
-                new Case("fanout-pool", 10, 16, 0, 0.6),
+                new Case("fanout-pool", 10, 16, 0, 1.0),
                 new Case("fanout-pool", 1, 16, 1.8, 10),
                 // In this JVM the common pool has parallelism 2 (surefire's argLine, trap 9): this
                 // only checks that it answers; the README has the row measured with the JVM's default.
                 new Case("fanout-common-pool", 10, 16, 0, 10),
-                new Case("fanout-virtual", 10, 16, 0, 0.6),
-                new Case("fanout-async", 10, 16, 0, 0.6),
-                new Case("fanout-webflux", 10, 5, 0.35, 0.8)));
+                new Case("fanout-virtual", 10, 16, 0, 1.0),
+                new Case("fanout-async", 10, 16, 0, 1.0),
+                new Case("fanout-webflux", 10, 5, 0.35, 1.2)));
     }
 
     /** 10 x 200 ms on 2 threads is 1 s of work; the answer must not wait for it, the next one reports it. */
