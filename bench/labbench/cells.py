@@ -237,14 +237,14 @@ class App:
         # it and would write a new one only on a normal exit, which stop() skips while an
         # archive exists, so every app would run without one (measured: 2x CPU per request on
         # Tomcat cells, 9-15 s to start, against 2.5 s).
+        jar = Path(module, "target", f"{module}.jar")
         cds, self.cds = [], None
         if m.java_major >= 19:
             self.cds = Path(module, "target", f"{cell.app}-jdk{m.java_major}.jsa")
-            jar = Path(module, "target", f"{module}.jar")
             if self.cds.exists() and self.cds.stat().st_mtime < jar.stat().st_mtime:
                 self.cds.unlink()
             cds = ["-XX:+AutoCreateSharedArchive", f"-XX:SharedArchiveFile={self.cds}"]
-        cmd = [m.java, *cds, *s.java_opts, "-jar", f"{module}/target/{module}.jar", "--app", cell.app,
+        cmd = [m.java, *cds, *s.java_opts, "-jar", str(jar), "--app", cell.app,
                "--container", cell.container, "--threads", cell.threads, "--host", "127.0.0.1",
                "--port", str(s.app_port), "--admin-port", str(s.admin_port),
                "--remote", f"http://127.0.0.1:{s.remote_port}",
@@ -255,13 +255,12 @@ class App:
                                 s.start_timeout)
 
     def stop(self):
-        """An app is disposable once its cell is measured, and a graceful stop costs up to ~1 s
-        (more with requests queued): KILL it, unless the JVM has yet to write its class-data
-        archive, which it does on a normal exit (TERM), once per app."""
+        """An app is disposable once its cell is measured, and a graceful stop costs up to its
+        shutdown grace (2 s) with requests in flight: KILL it, unless the JVM has yet to write its
+        class-data archive, which it does on a normal exit (TERM), once per app. Then it gets 20 s:
+        a KILL in the middle of the write would leave a broken archive for good."""
         if self.proc is not None:
             archived = self.cds is None or (self.cds.exists() and self.cds.stat().st_size > 0)
-            # TERM: the app's shutdown grace (2 s) with requests in flight, then the archive is
-            # written; a KILL in the middle would leave a broken one for good.
             if archived:
                 procs.stop(self.proc, signal.SIGKILL)
             else:

@@ -50,10 +50,8 @@ def plan_run(argv, env):
     cells, left_out = plan(s)
     if not cells:
         raise UsageError("no cell to run: " + "; ".join(left_out))
-    pools = [int(c.threads) for c in cells if c.threads.isdigit()]
     try:
-        limit_plan = limits.plan(max(s.connections), limits.read(), max_threads=max(pools, default=0))
-        limits.apply(limit_plan)
+        limit_plan = apply_limits(s, cells)
     except UsageError as e:
         # A planner may run fewer levels where the machine cannot hold its default (it says so).
         held = limits.max_level(limits.read().hard) // 1000 * 1000
@@ -64,10 +62,17 @@ def plan_run(argv, env):
         left_out.append(note)
         s = dataclasses.replace(s, connections=levels)
         cells, _ = plan(s)
-        pools = [int(c.threads) for c in cells if c.threads.isdigit()]
-        limit_plan = limits.plan(max(s.connections), limits.read(), max_threads=max(pools, default=0))
-        limits.apply(limit_plan)
+        limit_plan = apply_limits(s, cells)
     return s, cells, left_out, limit_plan
+
+
+def apply_limits(s, cells):
+    """The largest level and pool against the machine's limits (UsageError when they cannot be
+    held), applied; the plan, for the run's environment section."""
+    pools = [int(c.threads) for c in cells if c.threads.isdigit()]
+    limit_plan = limits.plan(max(s.connections), limits.read(), max_threads=max(pools, default=0))
+    limits.apply(limit_plan)
+    return limit_plan
 
 
 def main(argv):

@@ -176,14 +176,13 @@ class RemoteSleepTest {
         }
     }
 
-    /** Polls /stats until {@code want} requests are in flight, or fails after {@code timeoutMs}. */
-    private static void awaitInFlight(int port, int want, long timeoutMs) throws Exception {
-        HttpClient client = HttpClient.newHttpClient();
+    /** Polls that process's /stats until {@code want} requests are in flight, or fails after {@code timeoutMs}. */
+    private void awaitInFlight(int port, int want, long timeoutMs) throws Exception {
         URI stats = URI.create("http://127.0.0.1:" + port + "/stats");
         long deadline = System.nanoTime() + timeoutMs * 1_000_000;
         String body = "";
         while (System.nanoTime() < deadline) {
-            body = client.send(HttpRequest.newBuilder(stats).build(), HttpResponse.BodyHandlers.ofString()).body();
+            body = http.send(HttpRequest.newBuilder(stats).build(), HttpResponse.BodyHandlers.ofString()).body();
             if (body.contains("\"inFlight\":" + want + ",")) return;
             Thread.sleep(50);
         }
