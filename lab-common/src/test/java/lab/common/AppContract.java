@@ -282,7 +282,11 @@ public abstract class AppContract extends RemoteFixture {
             HttpResponse<String> response = get(lab, "?ms=3000");
             assertEquals(504, response.statusCode(), response.body());
             assertTrue((System.nanoTime() - start) / 1e9 < 2.5, "the client timeout, not the remote, must end it");
-            assertEquals(200, get(lab, "?ms=10").statusCode(), "the server lives on");
+            // The next call has the same 300 ms for a new remote connection and 10 ms of sleep: a box
+            // busy elsewhere once made it a 504 too (CI). Alive means a 200 within a few tries.
+            int status = 0;
+            for (int i = 0; i < 5 && status != 200; i++) status = get(lab, "?ms=10").statusCode();
+            assertEquals(200, status, "the server lives on");
         }
     }
 
