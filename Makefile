@@ -8,7 +8,7 @@ SHELL := /bin/bash
 #   make bench SCENARIO="call slow-upload" SLOW_CLIENTS=20 APPS="sync-servlet nio-servlet"
 #   make sweep SWEEP="100 1000 5000" SWEEP_VARIANTS="sync-servlet:200 async-servlet:1"
 # (an empty or unset one keeps bench.sh's default; `./bench.sh --help` describes each).
-BENCH_VARS := APPS CONTAINERS THREADS CLIENT PROFILE WRK_THREADS CONNECTIONS SCENARIO SLOW_CLIENTS SLOW_RATE \
+BENCH_VARS := APPS CONTAINERS THREADS CLIENT PROFILE PRESET WRK_THREADS CONNECTIONS SCENARIO SLOW_CLIENTS SLOW_RATE \
               SLOW_BYTES FANOUT FANOUT_MS FANOUT_APPS LOADGEN RATE REPEAT DURATION SLEEP_MS WRK_TIMEOUT WARMUP REMOTE_PORT APP_PORT ADMIN_PORT \
               RESULTS_DIR START_TIMEOUT JAVA_OPTS APP_ARGS SWEEP SWEEP_VARIANTS SWEEP_CONTAINER
 export $(BENCH_VARS)
@@ -39,7 +39,7 @@ help: ## list the targets (this text)
 bench: ## run the wrk matrix (default: the 76-cell matrix, ~17 min) into results/<UTC stamp>/
 	./bench.sh
 
-sweep: ## how far each model scales: 7 variants x 100..10,000 connections, resources, knee, charts (~11 min)
+sweep: ## how far each model scales: 9 variants x 100..10,000 connections, resources, knee, charts (~14 min)
 	./bench.sh sweep
 
 compare: ## compare two runs as a Markdown table: make compare A=results/<stamp> B=results/latest

@@ -316,12 +316,12 @@ EOF
 }
 check "make compare A=run B=the run with steady req/s halved: every cell worse" halved_is_worse
 
-section "virtual threads on 1 carrier and Netty's event loop (THREADS='1 v1' on tomcat and netty, PROFILE=1: 5 cells + 1 calibration, about 50 s)"
-# PROFILE=1 rides along (one run less to wait for): the profiler samples every 10 ms, far too
-# little to move the model checks below.
-bench_run "bench.sh runs sync-servlet and webflux on tomcat (1 thread, v1) and netty (1 event loop), PROFILE=1" vn \
+section "virtual threads on 1 carrier and Netty's event loop (THREADS='1 v1' on tomcat and netty, CLIENT=reactor-netty PROFILE=1: 5 cells + 1 calibration, about 50 s)"
+# PROFILE=1 and Reactor Netty's client ride along (one run less to wait for): the profiler samples
+# every 10 ms, far too little to move the model checks below; the JDK client runs in every other run.
+bench_run "bench.sh runs sync-servlet and webflux on tomcat (1 thread, v1) and netty (1 event loop), CLIENT=reactor-netty PROFILE=1" vn \
     env APPS="sync-servlet webflux" CONTAINERS="tomcat netty" THREADS="1 v1" WRK_THREADS=10 CONNECTIONS=10 \
-    PROFILE=1 DURATION=2s SLEEP_MS=200 WARMUP=1s RESULTS_DIR="$TMP/vn" ./bench.sh
+    CLIENT=reactor-netty PROFILE=1 DURATION=2s SLEEP_MS=200 WARMUP=1s RESULTS_DIR="$TMP/vn" ./bench.sh
 # v1_cell: on JDK 21+ the v1 cell ran (ok) on its one carrier thread and, a blocked virtual thread
 # holding no carrier, reached >= 50 % of the ceiling (10x the 1-thread bound); on an older JDK it
 # is SKIPPED with a reason naming JDK 21. Every other cell is ok.
@@ -358,19 +358,21 @@ assert c['app'] == 'webflux' and c['status'] == 'ok' and c['pool_mode'] == 'even
 assert (c['pct_of_ceiling'] or 0) >= 30 and c['handler_threads'] == 1, c"
 check "v1 and netty run: no errors or timeouts in any cell" no_errors "$TMP/vn/latest"
 
-check "PROFILE=1: the netty cell's profile layers sum to 100 % with a flame graph" python3 -c "
+check "CLIENT=reactor-netty PROFILE=1: the netty cell ran on Reactor Netty's client; its profile's layers sum to 100 % with a flame graph" python3 -c "
 import json, os; r = json.load(open('$TMP/vn/latest/results.json'))
 (c,) = [c for c in r['cells'] if c['container'] == 'netty']
-assert c['status'] == 'ok' and c['client'] == 'jdk' and 'profiler=' in c['lab_line'], c['lab_line']
+assert c['status'] == 'ok' and c['client'] == 'reactor-netty' and 'client=reactor-netty' in c['lab_line'], c['lab_line']
+assert 'profiler=' in c['lab_line'], c['lab_line']
 assert c['profile_samples'] >= 10 and abs(sum(c['cpu_layers'].values()) - 100.0) < 0.05, c['cpu_layers']
 assert os.path.getsize('$TMP/vn/latest/' + c['flame_graph']) > 1000, c['flame_graph']"
-check "results.md has the CPU-by-layer row" grep -q '^| webflux | netty | 1 | jdk | ' "$TMP/vn/latest/results.md"
+check "results.md has the CPU-by-layer row" grep -q '^| webflux | netty | 1 | reactor-netty | ' "$TMP/vn/latest/results.md"
 
-section "open loop: vegeta at a constant rate (1 cell + 1 calibration, about 20 s; builds vegeta once)"
-bench_run "LOADGEN=vegeta runs and writes its figures" vegeta env APPS=async-servlet CONTAINERS=jetty THREADS=1 WRK_THREADS=10 \
-    CONNECTIONS=10 DURATION=2s SLEEP_MS=200 LOADGEN=vegeta RATE=20 RESULTS_DIR="$TMP/ol" ./bench.sh
+section "open loop: vegeta at a constant rate, on Jetty's client (1 cell + 1 calibration, about 20 s; builds vegeta once)"
+bench_run "LOADGEN=vegeta CLIENT=jetty runs and writes its figures" vegeta env APPS=async-servlet CONTAINERS=jetty THREADS=1 WRK_THREADS=10 \
+    CLIENT=jetty CONNECTIONS=10 DURATION=2s SLEEP_MS=200 LOADGEN=vegeta RATE=20 RESULTS_DIR="$TMP/ol" ./bench.sh
 check "the open-loop cell answered every request near the backend's delay" python3 -c "
 import json; r = json.load(open('$TMP/ol/latest/results.json')); (c,) = r['cells']
+assert c['client'] == 'jetty' and 'client=jetty' in c['lab_line'], c['lab_line']
 assert c['loadgen'] == 'vegeta' and c['ol_success_pct'] == 100.0 and c['ol_timeouts'] == 0, c
 assert 180 <= c['ol_p50_ms'] <= 400 and 15 <= c['ol_served_rps'] <= 25, c
 assert r['meta']['calibration'][0]['loadgen'] == 'vegeta', r['meta']['calibration']"

@@ -14,6 +14,7 @@ from labbench.cells import plan
 from labbench.record import CellRecord
 from labbench.report import compare
 from labbench.settings import parse
+from labbench.settings import parse
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
@@ -129,6 +130,23 @@ class LayersTest(unittest.TestCase):
         self.assertEqual(sorted(pct.values(), reverse=True)[:3], [33.4, 33.3, 33.3])
 
 
+class Preset2021Test(unittest.TestCase):
+    def test_the_write_ups_matrix_twice(self):
+        s = parse({"PRESET": "2021"}, "preset2021", n_cores=2)
+        cells, _ = plan(s)
+        self.assertEqual(len(cells), 2 * 2 * 3 * 2 * 2)      # two ways x containers x apps x threads x wrk -t
+        old = [c for c in cells if c.variant == "as-2021"]
+        self.assertTrue(all(c.client == "reactor-netty" and c.app_args == ("--client-max-connections", "16")
+                            and c.wrk_timeout == "2s" for c in old))
+        lab = [c for c in cells if c.variant == "as-the-lab"]
+        self.assertTrue(all(c.client == "jdk" and not c.app_args and not c.wrk_timeout for c in lab))
+
+    def test_bad_preset_and_a_setting_it_owns_are_usage_errors(self):
+        from labbench.checks import UsageError
+        with self.assertRaises(UsageError):
+            parse({"PRESET": "2020"})
+        with self.assertRaises(UsageError):
+            parse({"PRESET": "2021", "APPS": "webflux"}, "preset2021", n_cores=2)
 
 
 if __name__ == "__main__":

@@ -21,15 +21,17 @@ def sweep(**env):
 
 
 class SweepSettingsTest(unittest.TestCase):
-    def test_default_sweep_is_seven_variants_at_six_levels(self):
+    def test_default_sweep_is_nine_variants_at_six_levels(self):
         s = sweep()
         self.assertEqual(s.connections, [100, 500, 1000, 2000, 5000, 10000])
         self.assertEqual(s.wrk_threads, [2])                   # wrk -t = cores unless set
         self.assertEqual([v.id for v in s.variants],
                          ["sync-servlet@jetty:200", "sync-servlet@jetty:conns", "sync-servlet@jetty:v1",
-                          "async-servlet@jetty:1", "nio-servlet@jetty:1", "webflux@jetty:1", "webflux@netty:1"])
+                          "async-servlet@jetty:1", "nio-servlet@jetty:1", "webflux@jetty:1", "webflux@netty:1",
+                          "webflux@netty:1:reactor-netty", "async-servlet@jetty:1:jetty"])
         cells, left_out = plan(s)
-        self.assertEqual((len(cells), left_out), (7 * 6, []))
+        self.assertEqual((len(cells), left_out), (9 * 6, []))
+        self.assertEqual({c.client for c in cells if c.variant == "webflux@netty:1:reactor-netty"}, {"reactor-netty"})
         self.assertEqual([c.connections for c in cells[:6]], [100, 500, 1000, 2000, 5000, 10000])
         conns = [c for c in cells if c.variant == "sync-servlet@jetty:conns"]
         self.assertEqual([c.threads for c in conns], ["100", "500", "1000", "2000", "5000", "10000"])

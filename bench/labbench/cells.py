@@ -31,8 +31,8 @@ class Cell:
     path: str = ""        # what the load calls (the scenario's path)
     variant: str = ""     # a planner's (the sweep's) variant this cell belongs to
     client: str = catalog.DEFAULT_CLIENT   # the app's outbound HTTP client (--client)
-    app_args: tuple = ()  # a planner's extra app flags for this one cell (none of today's planners sets any)
-    wrk_timeout: str = "" # a planner's wrk --timeout for this one cell (empty: WRK_TIMEOUT)
+    app_args: tuple = ()  # a planner's extra app flags for this cell (PRESET=2021's capped client pool)
+    wrk_timeout: str = "" # a planner's wrk --timeout for this cell (PRESET=2021: wrk's default 2 s)
 
     @property
     def pool_mode(self):

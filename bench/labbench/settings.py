@@ -146,7 +146,7 @@ Examples:
   REPEAT=3 ./bench.sh                                 # medians with min–max: what `make compare` judges noise by
   SCENARIO=fanout CONTAINERS=tomcat THREADS=1 WRK_THREADS=10 ./bench.sh   # one request, many calls
   make bench DURATION=30s && make compare A=results/<older stamp> B=results/latest
-  make sweep                                          # 7 variants x 6 levels, 100..10,000 connections, ~11 min
+  make sweep                                          # 9 variants x 6 levels, 100..10,000 connections, ~14 min
   SWEEP="100 1000" SWEEP_VARIANTS="sync-servlet:200 async-servlet:1" DURATION=5s ./bench.sh sweep"""
 
 

@@ -117,7 +117,7 @@ class Context:
     charts: list
 
 
-from . import call, fanout, slow_clients, sweep  # noqa: E402  (the modules subclass Scenario above)
+from . import call, fanout, preset2021, slow_clients, sweep  # noqa: E402  (the modules subclass Scenario above)
 
 ALL = []
 BY_NAME, SELECTABLE, PLANNERS = {}, [], []
@@ -142,6 +142,7 @@ register(slow_clients.UPLOAD)
 register(slow_clients.DOWNLOAD)
 register(fanout.SCENARIO)
 register(sweep.SCENARIO)
+register(preset2021.SCENARIO)
 DEFAULT = ALL[0].name
 
 

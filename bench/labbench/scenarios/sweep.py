@@ -402,7 +402,7 @@ class Sweep(Scenario):
     defaults = {
         "SWEEP": "100 500 1000 2000 5000 10000",   # the connection levels every sweep variant runs at
         "SWEEP_VARIANTS": "sync-servlet:200 sync-servlet:conns sync-servlet:v1 async-servlet:1 nio-servlet:1 "
-                          "webflux:1 webflux@netty:1",
+                          "webflux:1 webflux@netty:1 webflux@netty:1:reactor-netty async-servlet:1:jetty",
         "SWEEP_CONTAINER": "jetty",  # the container of every variant without @container
     }
 

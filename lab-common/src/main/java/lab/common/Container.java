@@ -1,5 +1,7 @@
 package lab.common;
 
+import reactor.netty.resources.LoopResources;
+
 /**
  * An embedded container whose request pool is pinned so that {@code --threads N} means the same
  * on all: exactly N threads may run application code (docs/traps.md #4); with {@code vN}, a
@@ -22,10 +24,16 @@ public interface Container extends AutoCloseable {
 
     /** The one place that picks the container's class. */
     static Container start(LabConfig config, Endpoint endpoint, Stats stats) throws Exception {
+        return start(config, endpoint, stats, null);
+    }
+
+    /** The same; on Netty, with {@code remote}'s client sharing the server's event loops if it runs on them. */
+    static Container start(LabConfig config, Endpoint endpoint, Stats stats, Remote remote) throws Exception {
         return switch (config.container()) {
             case "jetty" -> JettyContainer.start(config, endpoint, stats);
             case "tomcat" -> TomcatContainer.start(config, endpoint, stats);
-            case LabConfig.NETTY -> NettyContainer.start(config, endpoint, stats);
+            case LabConfig.NETTY -> NettyContainer.start(config, endpoint, stats,
+                    remote == null ? null : (LoopResources) remote.nettyServerLoops());
             default -> throw new IllegalArgumentException("unknown container " + config.container());
         };
     }

@@ -15,6 +15,7 @@ import java.util.List;
  * @param fanoutConcurrency C, how many calls a fan-out app's flatMap / flatMapMerge runs at once
  * @param shutdownGraceMs   on SIGTERM / Ctrl-C, how long requests in flight may still finish
  *                          before the client is closed forcibly ({@link Launcher#close})
+ * @param client            the outbound HTTP client, one of {@link #CLIENTS} ({@link Remote})
  */
 public record LabConfig(
         String app,
@@ -32,16 +33,18 @@ public record LabConfig(
         int acceptQueue,
         int fanoutPool,
         int fanoutConcurrency,
-        int shutdownGraceMs) {
+        int shutdownGraceMs,
+        String client) {
 
     public static final String USAGE = """
             Usage: java -jar <module>.jar [--app ID] --container jetty|tomcat|netty --threads N|vN --port P --admin-port A
                    --remote http://127.0.0.1:9000 [--host 127.0.0.1] [--client-timeout-ms 10000]
                    [--client-connect-timeout-ms 2000] [--client-max-connections 0 (0 = no cap)]
-                   [--client-executor-threads 2] [--accept-queue 8192]
+                   [--client-executor-threads 2] [--accept-queue 8192] [--client jdk|reactor-netty|jetty]
                    [--shutdown-grace-ms 2000] [--fanout-pool 10] [--fanout-concurrency 16] (fan-out apps only)
                    --threads N: N threads may run application code; vN: a virtual thread per request on
-                   N carrier threads (JDK 21+, jetty and tomcat). --container netty: the webflux app only.""";
+                   N carrier threads (JDK 21+, jetty and tomcat). --container netty: the webflux app only.
+                   --client: the outbound HTTP client (default jdk); the fan-out apps run on jdk only.""";
 
     /** The servlet containers: every app runs on both. */
     public static final List<String> CONTAINERS = List.of("jetty", "tomcat");
@@ -52,6 +55,9 @@ public record LabConfig(
     /** On SIGTERM, in-flight requests get this long before the client is closed forcibly. */
     public static final int DEFAULT_SHUTDOWN_GRACE_MS = 2_000;
     static final int MAX_SHUTDOWN_GRACE_MS = 60_000;
+    /** {@code --client}: the JDK's HttpClient (the default, every model's control), Reactor Netty's, Jetty's. */
+    public static final String JDK = "jdk";
+    public static final List<String> CLIENTS = List.of(JDK, "reactor-netty", "jetty");
 
     /** Parses flags; throws {@link IllegalArgumentException} with a one-line reason on bad input. */
     public static LabConfig parse(String[] args, List<String> apps) {
@@ -70,6 +76,7 @@ public record LabConfig(
         int fanoutPool = 10;
         int fanoutConcurrency = 16;
         int shutdownGraceMs = DEFAULT_SHUTDOWN_GRACE_MS;
+        String client = JDK;
         for (int i = 0; i < args.length; i++) {
             String flag = args[i];
             if (i + 1 >= args.length) throw new IllegalArgumentException("missing value for " + flag);
@@ -90,6 +97,7 @@ public record LabConfig(
                 case "--fanout-pool" -> fanoutPool = intIn(flag, value, 1, 10_000);
                 case "--fanout-concurrency" -> fanoutConcurrency = intIn(flag, value, 1, 10_000);
                 case "--shutdown-grace-ms" -> shutdownGraceMs = intIn(flag, value, 0, MAX_SHUTDOWN_GRACE_MS);
+                case "--client" -> client = oneOf(flag, value, CLIENTS);
                 default -> throw new IllegalArgumentException("unknown option " + flag);
             }
         }
@@ -112,9 +120,15 @@ public record LabConfig(
         if (virtual && VirtualThreads.unsupportedReason() != null) {
             throw new IllegalArgumentException("--threads v" + n + ": " + VirtualThreads.unsupportedReason());
         }
+        // The fan-out apps compare executors and dispatchers around one client; their calls go
+        // through Remote.call/callAsync only, and they are measured on the JDK client alone.
+        if (!client.equals(JDK) && app.startsWith("fanout-")) {
+            throw new IllegalArgumentException("--client " + client + ": the fan-out apps run on the jdk client only"
+                    + " (they compare executors and dispatchers around one client)");
+        }
         return new LabConfig(app, container, n, virtual, host, port, adminPort, remote,
                 clientTimeoutMs, connectTimeoutMs, maxConnections, executorThreads, acceptQueue,
-                fanoutPool, fanoutConcurrency, shutdownGraceMs);
+                fanoutPool, fanoutConcurrency, shutdownGraceMs, client);
     }
 
     /** Without the fan-out and shutdown flags: their defaults (K = 10 threads, C = 16 at once, 2 s grace). */
@@ -123,7 +137,7 @@ public record LabConfig(
             int clientExecutorThreads, int acceptQueue) {
         this(app, container, threads, virtualThreads, host, port, adminPort, remote, clientTimeoutMs,
                 clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue, 10, 16,
-                DEFAULT_SHUTDOWN_GRACE_MS);
+                DEFAULT_SHUTDOWN_GRACE_MS, JDK);
     }
 
     /** {@code N} or {@code vN}, N in 1..10000. */
@@ -149,25 +163,39 @@ public record LabConfig(
     public LabConfig withVirtualThreads() {
         return new LabConfig(app, container, threads, true, host, port, adminPort, remote,
                 clientTimeoutMs, clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue,
-                fanoutPool, fanoutConcurrency, shutdownGraceMs);
+                fanoutPool, fanoutConcurrency, shutdownGraceMs, client);
     }
 
     public LabConfig withClientTimeoutMs(int ms) {
         return new LabConfig(app, container, threads, virtualThreads, host, port, adminPort, remote,
                 ms, clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue,
-                fanoutPool, fanoutConcurrency, shutdownGraceMs);
+                fanoutPool, fanoutConcurrency, shutdownGraceMs, client);
     }
 
     public LabConfig withFanout(int pool, int concurrency) {
         return new LabConfig(app, container, threads, virtualThreads, host, port, adminPort, remote, clientTimeoutMs,
                 clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue, pool, concurrency,
-                shutdownGraceMs);
+                shutdownGraceMs, client);
     }
 
     public LabConfig withShutdownGraceMs(int ms) {
         return new LabConfig(app, container, threads, virtualThreads, host, port, adminPort, remote, clientTimeoutMs,
                 clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue, fanoutPool,
-                fanoutConcurrency, ms);
+                fanoutConcurrency, ms, client);
+    }
+
+    /** The same on another outbound client ({@code --client}). */
+    public LabConfig withClient(String name) {
+        return new LabConfig(app, container, threads, virtualThreads, host, port, adminPort, remote, clientTimeoutMs,
+                clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue, fanoutPool,
+                fanoutConcurrency, shutdownGraceMs, oneOf("--client", name, CLIENTS));
+    }
+
+    /** The same with {@code --client-max-connections n} (0 = no cap). */
+    public LabConfig withClientMaxConnections(int n) {
+        return new LabConfig(app, container, threads, virtualThreads, host, port, adminPort, remote, clientTimeoutMs,
+                clientConnectTimeoutMs, n, clientExecutorThreads, acceptQueue, fanoutPool,
+                fanoutConcurrency, shutdownGraceMs, client);
     }
 
     /** {@code --threads} as given: {@code 200} or {@code v1}. */

@@ -95,7 +95,7 @@ public final class Launcher implements AutoCloseable {
         Container container = null;
         try {
             Endpoint endpoint = factory.create(config, remote);
-            container = Container.start(config, endpoint, stats);
+            container = Container.start(config, endpoint, stats, remote);
             stats.queueOf(container::queued);
             AdminServer admin = new AdminServer(config.host(), config.adminPort(), stats);
             return new Launcher(config, stats, remote, container, admin, endpoint);

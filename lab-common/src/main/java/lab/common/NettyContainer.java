@@ -28,8 +28,17 @@ final class NettyContainer implements Container {
         this.loops = loops;
     }
 
-    static Container start(LabConfig config, Endpoint endpoint, Stats stats) {
-        LoopResources loops = LoopResources.create(LOOP_PREFIX, config.threads(), false);
+    /** The server's N event loops; made by {@link ReactorNettyOutbound} when its client shares them. */
+    static LoopResources newLoops(LabConfig config) {
+        return LoopResources.create(LOOP_PREFIX, config.threads(), false);
+    }
+
+    /**
+     * @param shared the loops a Reactor Netty client already runs on ({@code --client reactor-netty}),
+     *               or null: new ones. Either way the server owns them from here and stops them.
+     */
+    static Container start(LabConfig config, Endpoint endpoint, Stats stats, LoopResources shared) {
+        LoopResources loops = shared != null ? shared : newLoops(config);
         try {
             DisposableServer server = HttpServer.create()
                     .runOn(loops, false) // plain NIO, as the other containers

@@ -1,78 +1,75 @@
 package lab.common;
 
 import java.io.IOException;
-import java.lang.invoke.MethodHandle;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.MethodType;
 import java.net.URI;
 import java.net.URLDecoder;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The one client transport every variant uses: the JDK {@link HttpClient}, built once per process
- * with every limit set on purpose, so rows differ only in the server model.
+ * The one outbound seam every variant calls the remote through. {@code --client} picks the client
+ * behind it ({@link Outbound}): the JDK's {@link HttpClient} by default ({@link JdkOutbound}, every
+ * model's control, so rows differ only in the server model), or the client a user of that model
+ * would pick: Reactor Netty's ({@link ReactorNettyOutbound}) or Jetty's ({@link JettyOutbound}).
+ * Each is built once per process with its pool, pending queue, timeouts and threads set on purpose
+ * and printed ({@link #describe}).
  *
- * <ul>
- *   <li>HTTP/1.1, no per-host connection cap (docs/traps.md #1); {@code --client-max-connections N}
- *       adds one on purpose, to show what a pool of N does to a 1 s backend.</li>
- *   <li>An explicit, named executor (trap 9): the client's internal work and our completions run
- *       on {@code client-N} threads, which {@code clientThreads} in /stats then names.</li>
- *   <li>Connect and request timeouts: refused → 502 at once, too slow → 504.</li>
- * </ul>
+ * <p>Each model takes the client's own idiom from here: the servlet models {@link #call} (blocking)
+ * or {@link #callAsync} (a future completed by the client's callback), MVC a RestClient and WebFlux
+ * a WebClient on the same client ({@link Clients}). The error mapping is the same for all three:
+ * refused → 502 at once, too slow → 504, not 200 → {@link RemoteStatusException} (502).
  */
 public final class Remote implements AutoCloseable {
 
-    /**
-     * {@code HttpClient.shutdown()}, {@code shutdownNow()}, {@code awaitTermination(Duration)}:
-     * JDK 21+, reached by reflection (the lab builds with {@code --release 17}); null on 17.
-     */
-    private static final MethodHandle SHUTDOWN = clientMethod("shutdown", MethodType.methodType(void.class));
-    private static final MethodHandle SHUTDOWN_NOW = clientMethod("shutdownNow", MethodType.methodType(void.class));
-    private static final MethodHandle AWAIT_TERMINATION =
-            clientMethod("awaitTermination", MethodType.methodType(boolean.class, Duration.class));
-    /** After {@code shutdownNow}, how long the client's selector thread may take to end. */
+    /** After the grace: how long a client may take to abort its calls and end its threads. */
     static final long FORCED_CLOSE_WAIT_MS = 1_000;
 
     private final LabConfig config;
     private final Stats stats;
-    private final ExecutorService executor;
-    /** The JDK client itself: what {@link #close} shuts down ({@link CappedHttpClient} only wraps it). */
-    private final HttpClient jdk;
-    private final HttpClient client;
+    private final Outbound out;
+    /** Calls started and not yet answered, through any API (counted for the clients without a shutdown that knows). */
+    private final AtomicInteger callsInFlight = new AtomicInteger();
 
     public Remote(LabConfig config, Stats stats) {
         this.config = config;
         this.stats = stats;
-        AtomicInteger n = new AtomicInteger();
-        this.executor = Executors.newFixedThreadPool(config.clientExecutorThreads(), r -> {
-            Thread t = new Thread(r, "client-" + n.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        });
-        this.jdk = HttpClient.newBuilder()
-                .version(HttpClient.Version.HTTP_1_1)
-                .connectTimeout(Duration.ofMillis(config.clientConnectTimeoutMs()))
-                .executor(executor)
-                .build();
-        this.client = config.clientMaxConnections() > 0
-                ? new CappedHttpClient(jdk, config.clientMaxConnections(), config.clientTimeoutMs())
-                : jdk;
+        // Only the chosen client's classes load: a module without Reactor Netty or Jetty's client
+        // (the fan-out apps) never touches them.
+        this.out = switch (config.client()) {
+            case "reactor-netty" -> new ReactorNettyOutbound(this, config);
+            case "jetty" -> new JettyOutbound(this, config);
+            default -> new JdkOutbound(this, config);
+        };
     }
 
-    /** The configured client, for RestClient / WebClient to wrap. */
+    /** The JDK client ({@code --client jdk}), for the JDK-only paths (the fan-out apps' WebClient, ClientLeakCheck). */
     public HttpClient client() {
-        return client;
+        if (out instanceof JdkOutbound jdk) return jdk.client();
+        throw new IllegalStateException("--client " + config.client() + " has no JDK HttpClient");
+    }
+
+    /** The chosen client, for {@link Clients}' RestClient / WebClient. */
+    Outbound outbound() {
+        return out;
+    }
+
+    LabConfig config() {
+        return config;
+    }
+
+    /**
+     * On {@code --container netty} with {@code --client reactor-netty}: the {@code LoopResources} the
+     * server must run on, because the client already does (shared); null otherwise. Typed Object so
+     * that Spring's look at this bean never needs Reactor Netty on the classpath.
+     */
+    Object nettyServerLoops() {
+        return out instanceof ReactorNettyOutbound reactor ? reactor.sharedLoops() : null;
     }
 
     public Duration timeout() {
@@ -90,29 +87,23 @@ public final class Remote implements AutoCloseable {
 
     /** Blocking: the calling thread waits for the remote (thread-per-request). */
     public String call(Integer ms) throws IOException, InterruptedException {
-        HttpResponse<String> response = client.send(request(ms), HttpResponse.BodyHandlers.ofString());
-        return body(response);
+        return out.call(ms);
     }
 
     /**
-     * Non-blocking: returns at once; the future completes on a {@code client-N} thread when the
-     * remote answers. No thread waits in between.
+     * Non-blocking: returns at once; the future completes on one of the client's threads when the
+     * remote answers ({@code client-N}, Reactor Netty's event loops, Jetty's client pool). No thread
+     * waits in between.
      */
     public CompletableFuture<String> callAsync(Integer ms) {
-        return client.sendAsync(request(ms), HttpResponse.BodyHandlers.ofString())
-                .thenApplyAsync(this::body, executor);
+        return out.callAsync(ms);
     }
 
-    private HttpRequest request(Integer ms) {
-        return HttpRequest.newBuilder(uri(ms)).timeout(timeout()).GET().build();
-    }
-
-    private String body(HttpResponse<String> response) {
+    /** Every client's answer goes through here: the thread is counted, a status other than 200 is an error. */
+    String checked(int status, String body) {
         stats.clientThread();
-        if (response.statusCode() != 200) {
-            throw new RemoteStatusException(response.statusCode());
-        }
-        return response.body();
+        if (status != 200) throw new RemoteStatusException(status);
+        return body;
     }
 
     /** {@code ms} as the remote accepts it: absent, or an integer in 0..60000. */
@@ -141,6 +132,9 @@ public final class Remote implements AutoCloseable {
     public static int statusFor(Throwable failure) {
         for (Throwable t = failure; t != null; t = t.getCause()) {
             if (t instanceof HttpTimeoutException || t instanceof TimeoutException) return 504;
+            // Each client names its own: SocketTimeoutException (Spring's Jetty request), Netty's
+            // ReadTimeoutException / ConnectTimeoutException, reactor-pool's PoolAcquireTimeoutException.
+            if (t.getClass().getSimpleName().contains("Timeout")) return 504;
         }
         return 502;
     }
@@ -161,11 +155,7 @@ public final class Remote implements AutoCloseable {
 
     /** Printed at start: every client limit, so a result never inherits a hidden cap. */
     public String describe() {
-        return "client=jdk-HttpClient HTTP/1.1 maxConnections="
-                + (config.clientMaxConnections() > 0 ? config.clientMaxConnections() : "unlimited")
-                + " connectTimeout=" + config.clientConnectTimeoutMs() + "ms"
-                + " requestTimeout=" + config.clientTimeoutMs() + "ms"
-                + " executor=" + config.clientExecutorThreads() + " threads (client-N)";
+        return out.describe();
     }
 
     /** {@link #close(long)} with the configured grace ({@code --shutdown-grace-ms}) from now. */
@@ -178,9 +168,9 @@ public final class Remote implements AutoCloseable {
     public enum Closed {
         /** Every call the client had started ended by the deadline. */
         CLEAN("HTTP client closed"),
-        /** Calls were still open at the deadline: {@code shutdownNow()} aborted them. */
+        /** Calls were still open at the deadline: they were aborted ({@code shutdownNow()}, their connections closed). */
         FORCIBLY("HTTP client closed forcibly"),
-        /** Even {@code shutdownNow()} did not end the client's selector thread in time (the JVM exits anyway). */
+        /** Even aborting did not end the client's threads in time (the JVM exits anyway). */
         STUCK("HTTP client still not terminated " + FORCED_CLOSE_WAIT_MS + " ms after shutdownNow (its threads are daemons)"),
         /** JDK 17: no shutdown API; the client's threads are daemons and end with the JVM, calls in flight with them. */
         UNSUPPORTED("HTTP client left to the JVM's exit (JDK 17 has no HttpClient.shutdownNow)");
@@ -199,40 +189,38 @@ public final class Remote implements AutoCloseable {
 
     /**
      * Closes the client by a deadline, never later than {@link #FORCED_CLOSE_WAIT_MS} after it:
-     * no new calls from now on (they fail at once, as 502), the calls in flight may finish until
-     * {@code deadlineNanos} ({@link System#nanoTime}), then {@code shutdownNow()} aborts the rest.
-     * {@code HttpClient.close()} is not used: it waits for every operation the client started,
-     * and one that never ends (issue 18) made it wait forever.
+     * the calls in flight may finish until {@code deadlineNanos} ({@link System#nanoTime}), then
+     * the client aborts the rest (their requests end as 502). How, is each client's own
+     * ({@link Outbound#close}).
      */
     public Closed close(long deadlineNanos) {
-        try {
-            if (SHUTDOWN == null) return Closed.UNSUPPORTED;
+        return out.close(deadlineNanos);
+    }
+
+    void callStarted() {
+        callsInFlight.incrementAndGet();
+    }
+
+    void callEnded() {
+        callsInFlight.decrementAndGet();
+    }
+
+    /**
+     * For the clients whose own shutdown does not wait for their calls (Reactor Netty's, Jetty's):
+     * until {@code deadlineNanos}, waits for the calls in flight to end. True when none is left.
+     * Counted by {@link Outbound#call} / {@link Outbound#callAsync} and by {@link Clients}' adapters
+     * up to the answer's headers (remote-sleep's body comes with them).
+     */
+    boolean awaitNoCalls(long deadlineNanos) {
+        while (callsInFlight.get() > 0 && System.nanoTime() < deadlineNanos) {
             try {
-                SHUTDOWN.invoke(jdk);
-                if (await(Math.max(0, deadlineNanos - System.nanoTime()))) return Closed.CLEAN;
-                SHUTDOWN_NOW.invoke(jdk);
-                return await(TimeUnit.MILLISECONDS.toNanos(FORCED_CLOSE_WAIT_MS)) ? Closed.FORCIBLY : Closed.STUCK;
+                Thread.sleep(10);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                return Closed.STUCK;
-            } catch (Throwable e) {
-                throw new IllegalStateException("closing the HTTP client", e);
+                return false;
             }
-        } finally {
-            executor.shutdownNow();
         }
-    }
-
-    private boolean await(long nanos) throws Throwable {
-        return (boolean) AWAIT_TERMINATION.invoke(jdk, Duration.ofNanos(nanos));
-    }
-
-    private static MethodHandle clientMethod(String name, MethodType type) {
-        try {
-            return MethodHandles.publicLookup().findVirtual(HttpClient.class, name, type);
-        } catch (NoSuchMethodException | IllegalAccessException e) {
-            return null; // JDK 17
-        }
+        return callsInFlight.get() == 0;
     }
 
     /** The remote answered, but not 200: a bad gateway from our side. */

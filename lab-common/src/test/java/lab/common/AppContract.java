@@ -32,7 +32,9 @@ import org.junit.jupiter.params.provider.ValueSource;
  * model shows as a relation with wide margins: with one container thread, 20 concurrent calls to
  * a 150 ms remote take >= 2.5 s when the thread waits (20 x 150 ms one after another is 3 s) and
  * well under 1.5 s when it does not; with one carrier under virtual threads (v1), every app,
- * blocking or not, takes well under 1.5 s.
+ * blocking or not, takes well under 1.5 s. The same relations hold on every outbound client
+ * ({@code --client}): the JDK's runs every test, Reactor Netty's and Jetty's the model tests once
+ * per app (on one container), a pool capped to 4 connections, the error mapping and the shutdown.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 public abstract class AppContract extends RemoteFixture {
@@ -60,6 +62,47 @@ public abstract class AppContract extends RemoteFixture {
     /** Virtual threads are a mode of the servlet containers only. */
     Stream<Arguments> servletCells() {
         return apps.stream().flatMap(app -> LabConfig.CONTAINERS.stream().map(c -> Arguments.of(app, c)));
+    }
+
+    /** The clients besides the JDK's (which every other test runs on). */
+    static final List<String> OTHER_CLIENTS = LabConfig.CLIENTS.subList(1, LabConfig.CLIENTS.size());
+
+    /**
+     * Per other client, every app once: on Jetty (the servlet apps), and webflux on Netty too —
+     * where Reactor Netty's client shares the server's event loops. Enough to show the model on
+     * each client without running every container twice more. A blocking module takes 6 s a cell
+     * here (20 calls one after another), so only its last app runs (sync-mvc: RestClient on each
+     * client's request factory); its plain servlet's blocking call is covered per client by the v1
+     * and pool-cap tests.
+     */
+    Stream<Arguments> clientCells() {
+        List<String> modelApps = blocking ? apps.subList(apps.size() - 1, apps.size()) : apps;
+        return OTHER_CLIENTS.stream().flatMap(client -> modelApps.stream().flatMap(app -> clientContainers(app).stream()
+                .map(container -> Arguments.of(app, container, client))));
+    }
+
+    /** Per client (the JDK's too), the first app on its first client container: the cheap checks. */
+    Stream<Arguments> firstAppPerClient() {
+        return LabConfig.CLIENTS.stream().map(client -> Arguments.of(apps.get(0), clientContainers(apps.get(0)).get(0), client));
+    }
+
+    /** Per other client, the first app on its first client container. */
+    Stream<Arguments> firstAppPerOtherClient() {
+        return OTHER_CLIENTS.stream().map(client -> Arguments.of(apps.get(0), clientContainers(apps.get(0)).get(0), client));
+    }
+
+    /**
+     * Virtual threads per other client: the blocking module's apps on Jetty. v1 is where the
+     * client's blocking API meets the virtual thread; the thread-free models call the async API
+     * whatever the threads, and their v1 rows run on the JDK client only.
+     */
+    Stream<Arguments> virtualClientCells() {
+        if (!blocking) return Stream.empty();
+        return OTHER_CLIENTS.stream().flatMap(client -> apps.stream().map(app -> Arguments.of(app, "jetty", client)));
+    }
+
+    private static List<String> clientContainers(String app) {
+        return LabConfig.NETTY_APPS.contains(app) ? List.of(LabConfig.NETTY, "jetty") : List.of("jetty");
     }
 
     Stream<String> containersOfTheFirstApp() {
@@ -105,7 +148,20 @@ public abstract class AppContract extends RemoteFixture {
     @ParameterizedTest(name = "{0} on {1}")
     @MethodSource("cells")
     void oneThreadShowsTheModel(String app, String container) throws Exception {
-        try (Launcher lab = start(LabConfig.forTest(app, container, 1, remoteUri()))) {
+        oneThreadShowsTheModel(LabConfig.forTest(app, container, 1, remoteUri()));
+    }
+
+    /** The same model, on Reactor Netty's and Jetty's clients. */
+    @ParameterizedTest(name = "{0} on {1}, --client {2}")
+    @MethodSource("clientCells")
+    void oneThreadShowsTheModelOnEveryClient(String app, String container, String client) throws Exception {
+        oneThreadShowsTheModel(LabConfig.forTest(app, container, 1, remoteUri()).withClient(client));
+    }
+
+    private void oneThreadShowsTheModel(LabConfig config) throws Exception {
+        String app = config.app();
+        String container = config.container() + (config.client().equals(LabConfig.JDK) ? "" : ", --client " + config.client());
+        try (Launcher lab = start(config)) {
             assertEquals(200, get(lab, "?ms=10").statusCode()); // warm the path up
             settle(lab); // or the warm-up call may finish after the reset and count as a 31st
             adminPost(lab, "/stats/reset");
@@ -140,8 +196,21 @@ public abstract class AppContract extends RemoteFixture {
     @ParameterizedTest(name = "{0} on {1}")
     @MethodSource("servletCells")
     void virtualThreadsOnOneCarrierShowTheModel(String app, String container) throws Exception {
+        virtualThreadsOnOneCarrier(LabConfig.forTest(app, container, 1, remoteUri()));
+    }
+
+    /** The same on Reactor Netty's and Jetty's clients: their blocking APIs park a virtual thread too. */
+    @ParameterizedTest(name = "{0} on {1}, --client {2}", allowZeroInvocations = true)
+    @MethodSource("virtualClientCells")
+    void virtualThreadsOnOneCarrierShowTheModelOnEveryClient(String app, String container, String client) throws Exception {
+        virtualThreadsOnOneCarrier(LabConfig.forTest(app, container, 1, remoteUri()).withClient(client));
+    }
+
+    private void virtualThreadsOnOneCarrier(LabConfig config) throws Exception {
         assumeTrue(VirtualThreads.supported(), "virtual threads need JDK 21+ (running " + System.getProperty("java.version") + ")");
-        try (Launcher lab = start(LabConfig.forTest(app, container, 1, remoteUri()).withVirtualThreads())) {
+        String app = config.app();
+        String container = config.container() + (config.client().equals(LabConfig.JDK) ? "" : ", --client " + config.client());
+        try (Launcher lab = start(config.withVirtualThreads())) {
             assertEquals(200, get(lab, "?ms=10").statusCode());
             settle(lab);
             adminPost(lab, "/stats/reset");
@@ -201,6 +270,93 @@ public abstract class AppContract extends RemoteFixture {
             concurrentCalls(lab, 10, 300);
             double seconds = (System.nanoTime() - start) / 1e9;
             assertTrue(seconds >= 1.4, "10 x 300 ms through 2 connections took " + seconds + " s");
+        }
+    }
+
+    /**
+     * {@code --client-max-connections 4} caps every client's pool for real: 20 calls of 300 ms take
+     * 5 rounds (>= 1.5 s) through 4 connections, and the lab line says the cap was chosen.
+     */
+    @ParameterizedTest(name = "{0} on {1}, --client {2}")
+    @MethodSource("firstAppPerClient")
+    void aPoolOfFourConnectionsIsRealAndPrinted(String app, String container, String client) throws Exception {
+        try (Launcher lab = start(capped(app, container, 4, 10_000).withClient(client))) {
+            String line = lab.describe();
+            assertTrue(client.equals(LabConfig.JDK) ? line.contains("maxConnections=4 ")
+                    : line.contains("=4 (capped on purpose: --client-max-connections)"), line);
+            long start = System.nanoTime();
+            concurrentCalls(lab, 20, 300);
+            double seconds = (System.nanoTime() - start) / 1e9;
+            assertTrue(seconds >= 1.5, "20 x 300 ms through 4 connections took " + seconds + " s");
+        }
+    }
+
+    /** Without {@code --client-max-connections}, no client is capped below the lab's loads, and it says so. */
+    @ParameterizedTest(name = "{0} on {1}, --client {2}")
+    @MethodSource("firstAppPerOtherClient")
+    void anUncappedPoolIsPrintedAsSuch(String app, String container, String client) throws Exception {
+        try (Launcher lab = start(LabConfig.forTest(app, container, 1, remoteUri()).withClient(client))) {
+            String line = lab.describe();
+            assertTrue(line.contains("=10000 (no cap: more than any load the lab runs)") && line.contains("client=" + client)
+                    && line.contains("connectTimeout=2000ms") && line.contains("Timeout=10000ms"), line);
+            if (container.equals(LabConfig.NETTY) && client.equals("reactor-netty")) {
+                assertTrue(line.contains("eventLoops=the server's"), line);
+            }
+        }
+    }
+
+    /** Every client maps failures the same way: refused → 502 at once, slower than the client timeout → 504. */
+    @ParameterizedTest(name = "{0} on {1}, --client {2}")
+    @MethodSource("firstAppPerOtherClient")
+    void everyClientMapsRefusedTo502AndSlowTo504(String app, String container, String client) throws Exception {
+        URI nobody = URI.create("http://127.0.0.1:" + closedPort());
+        try (Launcher lab = start(LabConfig.forTest(app, container, 1, nobody).withClient(client))) {
+            long start = System.nanoTime();
+            HttpResponse<String> response = get(lab, "");
+            assertEquals(502, response.statusCode(), response.body());
+            assertTrue((System.nanoTime() - start) / 1e9 < 2.0);
+        }
+        try (Launcher lab = start(LabConfig.forTest(app, container, 1, remoteUri()).withClient(client).withClientTimeoutMs(300))) {
+            long start = System.nanoTime();
+            HttpResponse<String> response = get(lab, "?ms=3000");
+            assertEquals(504, response.statusCode(), response.body());
+            assertTrue((System.nanoTime() - start) / 1e9 < 2.5, "the client timeout, not the remote, must end it");
+            assertEquals(200, get(lab, "?ms=10").statusCode(), "the server lives on");
+            settle(lab);
+            assertTrue(lab.stats().toJson().contains("\"errors\":1,"), lab.stats().toJson());
+            assertTrue(!lab.stats().toJson().contains("\"clientThreads\":[]"), lab.stats().toJson());
+        }
+    }
+
+    /** Every client is closed by the shutdown's deadline: a call still waiting at its end is cut short. */
+    @ParameterizedTest(name = "{0} on {1}, --client {2}")
+    @MethodSource("firstAppPerOtherClient")
+    void everyClientClosesByTheDeadline(String app, String container, String client) throws Exception {
+        Launcher lab = start(LabConfig.forTest(app, container, 1, remoteUri()).withClient(client).withShutdownGraceMs(300));
+        CompletableFuture<HttpResponse<String>> waiting = http.sendAsync(HttpRequest.newBuilder(
+                URI.create("http://127.0.0.1:" + lab.port() + "/call?ms=5000")).timeout(Duration.ofSeconds(30)).build(),
+                HttpResponse.BodyHandlers.ofString());
+        for (int i = 0; i < 100 && lab.stats().inFlight() == 0; i++) Thread.sleep(20);
+        long start = System.nanoTime();
+        String line = lab.stop();
+        double seconds = (System.nanoTime() - start) / 1e9;
+        assertTrue(seconds < 3.0, "stopped in " + seconds + " s: " + line);
+        // Either the call was still waiting at the deadline and the client aborted it, or the
+        // container's stop already cancelled it (Netty cancels the handler, and WebClient its call).
+        assertTrue((line.contains(" cut short after ") && line.contains("; HTTP client closed forcibly ("))
+                || line.contains("no remote call had to be cut short; HTTP client closed"), line);
+        // On Netty the request's own end is the container's (Launcher.stop leaves a Netty still
+        // stopping to the JVM's exit; ShutdownContract checks the process): once, under load, it
+        // was still open 10 s after stop() returned. On the servlet containers it ends cut short.
+        if (container.equals(LabConfig.NETTY)) {
+            waiting.cancel(true);
+            return;
+        }
+        try {
+            HttpResponse<String> cut = waiting.get(10, TimeUnit.SECONDS);
+            assertTrue(cut.statusCode() != 200, cut.statusCode() + " " + cut.body());
+        } catch (java.util.concurrent.ExecutionException e) {
+            // the connection closed with the server: cut short too
         }
     }
 
@@ -315,7 +471,8 @@ public abstract class AppContract extends RemoteFixture {
             "--container tomcat --threads 1 --port 0 --admin-port 0 --remote http://127.0.0.1:9 --bogus 1",
             "--container tomcat --threads 1 --port 0 --admin-port 0 --remote http://127.0.0.1:9 --shutdown-grace-ms -1",
             "--container jetty --threads 1 --port 0 --admin-port 0 --remote http://127.0.0.1:9 --shutdown-grace-ms 2s",
-            "--app no-such-app --container tomcat --threads 1 --port 0 --admin-port 0 --remote http://127.0.0.1:9"})
+            "--app no-such-app --container tomcat --threads 1 --port 0 --admin-port 0 --remote http://127.0.0.1:9",
+            "--container tomcat --threads 1 --port 0 --admin-port 0 --remote http://127.0.0.1:9 --client netty"})
     void badFlagsExit2WithUsage(String flags) throws Exception {
         List<String> args = new ArrayList<>(List.of("--app", apps.get(0)));
         args.addAll(List.of(flags.split(" ")));

@@ -3,7 +3,6 @@ package lab.app;
 import org.springframework.core.io.Resource;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
-import org.springframework.http.client.JdkClientHttpRequestFactory;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
@@ -12,15 +11,17 @@ import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.client.RestClient;
 import org.springframework.web.client.RestClientException;
 
+import lab.common.Clients;
 import lab.common.Filler;
 import lab.common.Remote;
 import lab.common.Replies;
 import lab.common.SpringMvc;
 
 /**
- * Spring MVC, blocking: RestClient on the shared JDK client. The request factory is set
- * explicitly; {@code RestClient.builder()} would pick Apache or Jetty's client if either were on
- * the classpath, with their own connection caps (docs/traps.md #10).
+ * Spring MVC, blocking: RestClient on the lab's client ({@code --client}; the JDK's by default),
+ * its request factory set explicitly by {@link Clients}: {@code RestClient.builder()} would pick
+ * Apache, Jetty or Reactor Netty's client from the classpath, with their own connection caps
+ * (docs/traps.md #10).
  */
 @RestController
 public class CallController {
@@ -30,9 +31,7 @@ public class CallController {
 
     public CallController(Remote remote) {
         this.remote = remote;
-        JdkClientHttpRequestFactory factory = new JdkClientHttpRequestFactory(remote.client());
-        factory.setReadTimeout(remote.timeout());
-        this.client = RestClient.builder().requestFactory(factory).build();
+        this.client = Clients.restClient(remote);
     }
 
     @GetMapping("/call")

@@ -15,14 +15,15 @@ import org.springframework.web.reactive.function.client.WebClient;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
+import lab.common.Clients;
 import lab.common.Filler;
-import lab.common.JdkConnector;
 import lab.common.Remote;
 import lab.common.Replies;
 
 /**
- * WebFlux: a {@link Mono} from WebClient on the shared JDK client. The connector is set
- * explicitly; {@code WebClient.create()} would use Reactor Netty's own pool and its limits
+ * WebFlux: a {@link Mono} from WebClient on the lab's client ({@code --client}; the JDK's by
+ * default, Reactor Netty's on its own pool, or Jetty's). The connector is set explicitly by
+ * {@link Clients}; {@code WebClient.create()} would use Reactor Netty's shared pool and its limits
  * (docs/traps.md #1 and #10). The answer is a stream of buffers: WebFlux writes each one only
  * when the connection can take it (a Servlet 3.1 WriteListener underneath) and asks for the next
  * one after that, so a slow reader holds no thread and no more than a chunk or two in memory.
@@ -35,8 +36,8 @@ public class CallController {
 
     public CallController(Remote remote) {
         this.remote = remote;
-        // The shared client, its timeout, and nothing left behind by a call cancelled mid-answer.
-        this.client = WebClient.builder().clientConnector(JdkConnector.of(remote)).build();
+        // The lab's client, its timeout, and (JDK) nothing left behind by a call cancelled mid-answer.
+        this.client = WebClient.builder().clientConnector(Clients.connector(remote)).build();
     }
 
     @GetMapping("/call")
