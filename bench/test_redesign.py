@@ -130,6 +130,16 @@ class LayersTest(unittest.TestCase):
         self.assertEqual(sorted(pct.values(), reverse=True)[:3], [33.4, 33.3, 33.3])
 
 
+    def test_a_profile_taken_while_the_jit_compiles_says_so(self):
+        from labbench.report import layers
+        cell = {"app": "webflux", "container": "netty", "threads": "1", "connections": 100, "wrk_threads": 2,
+                "profile_samples": 100, "cpu_ms_per_request": 1.0}
+        warm = dict(cell, cpu_layers={**dict.fromkeys(layers.LAYERS, 0.0), "app": 90.0, "jit": 10.0})
+        cold = dict(cell, cpu_layers={**dict.fromkeys(layers.LAYERS, 0.0), "app": 50.0, "jit": 50.0})
+        self.assertNotIn("still compiling", layers.section([warm]))
+        self.assertIn("JIT ≥ 20 % of the samples in 1 of 2 cells", layers.section([warm, cold]))
+
+
 class Preset2021Test(unittest.TestCase):
     def test_the_write_ups_matrix_twice(self):
         s = parse({"PRESET": "2021"}, "preset2021", n_cores=2)
