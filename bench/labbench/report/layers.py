@@ -96,7 +96,9 @@ def section(cells):
            "Where the app's CPU went during the measured window, % of the profiler's samples (each sample goes to the "
            "library whose code was running; docs/reading-results.md says how). **CPU ms/req** is the app's CPU time "
            "per answered request, so a layer's share × CPU ms/req is what that layer costs per request; **without "
-           "JIT** leaves the compiler threads' share out: what a request costs once the JVM has compiled its path.\n\n",
+           "JIT** leaves the compiler threads' share out: what a request costs once the JVM has compiled its path. "
+           "The profile itself adds CPU: +1 to +14 % CPU ms/req measured at ~950 req/s on 2 cores "
+           "(docs/sample-compare-profile.md).\n\n",
            "| " + " | ".join(head) + " |\n", "|---|---|---:|---|---|" + "---:|" * (len(LAYERS) + 3) + "---|\n"]
     for c in profiled:
         load = f"-t{c['wrk_threads']} -c{c['connections']}" if c.get("connections") else c.get("loadgen", "")
