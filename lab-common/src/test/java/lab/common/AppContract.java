@@ -17,6 +17,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 import org.junit.jupiter.api.Test;
@@ -181,7 +183,10 @@ public abstract class AppContract extends RemoteFixture {
                 assertTrue(stats.contains("\"maxInFlight\":1,"), stats);
             } else {
                 assertTrue(seconds < 1.5, app + " on " + container + " took " + seconds + " s: the one thread must not wait");
-                assertTrue(stats.contains("\"maxInFlight\":20,"), stats);
+                // Most of the 20 at once (blocking: 1). Not all 20: on a box short of CPU the test's
+                // own 20 requests can take longer than one 150 ms call to go out (a CI run saw 19).
+                Matcher m = Pattern.compile("\"maxInFlight\":(\\d+),").matcher(stats);
+                assertTrue(m.find() && Integer.parseInt(m.group(1)) >= 10, stats);
             }
             assertEquals(1, lab.stats().handlerThreads().size(), "handler threads: " + lab.stats().handlerThreads());
             assertTrue(stats.contains("\"completed\":30,"), stats);
