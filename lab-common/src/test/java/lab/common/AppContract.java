@@ -227,7 +227,10 @@ public abstract class AppContract extends RemoteFixture {
             settle(lab);
             String stats = adminGet(lab, "/stats");
             System.out.printf("%s on %s v1: 20 x 300 ms in %.2f s, %s%n", app, container, seconds, stats);
-            assertTrue(seconds < 1.5, app + " on " + container + " v1 took " + seconds + " s: a waiting virtual thread must not hold the carrier");
+            // One after another the 20 calls take 6 s; at once ~0.4 s. Half of 6 s is the margin (as
+            // the one-thread test's 1.5 s of 3 s): a clean-clone CI run at ~47 % hypervisor steal
+            // took 2.37 s with all 20 in flight at once.
+            assertTrue(seconds < 3.0, app + " on " + container + " v1 took " + seconds + " s: a waiting virtual thread must not hold the carrier");
             assertTrue(stats.contains("\"maxInFlight\":20,") && stats.contains("\"completed\":20,"), stats);
             // Every entry into application code was on a virtual thread (one folded name), on one carrier.
             assertEquals(1, lab.stats().handlerThreads().size(), stats);
