@@ -349,13 +349,15 @@ assert len(others) >= 3 and all(c["status"] == "ok" for c in others), [(c["app"]
 EOF
 }
 check "v1: sync-servlet on 1 carrier thread reaches >= 50 % of the ceiling (JDK 21+; SKIPPED naming JDK 21 before)" v1_cell
-# 1 blocking thread would serve 1 / 200 ms = 5 req/s, ~11 % of this ceiling: 30 % tells the models apart
-# with room for a 2-core box where wrk, remote-sleep and a fresh JIT share the CPU (45-90 % seen).
-check "netty: webflux on 1 event loop reaches >= 30 % of the ceiling, 1 handler thread" python3 -c "
+# 1 blocking thread would serve 1 / 200 ms = 5 req/s, ~11 % of this ceiling: 20 % (about twice that)
+# tells the models apart on a 2-core box where wrk, remote-sleep and a fresh JIT share the CPU (23-90 %
+# seen: 23.1 % in a clean-clone run at 22 % steal, where Reactor Netty's client on the one loop ran
+# cold code at 42 CPU ms/req with the JIT at 40 % of the profile; docs/traps.md #32).
+check "netty: webflux on 1 event loop reaches >= 20 % of the ceiling, 1 handler thread" python3 -c "
 import json; cells = json.load(open('$TMP/vn/latest/results.json'))['cells']
 (c,) = [c for c in cells if c['container'] == 'netty']
 assert c['app'] == 'webflux' and c['status'] == 'ok' and c['pool_mode'] == 'event-loop', c
-assert (c['pct_of_ceiling'] or 0) >= 30 and c['handler_threads'] == 1, c"
+assert (c['pct_of_ceiling'] or 0) >= 20 and c['handler_threads'] == 1, c"
 check "v1 and netty run: no errors or timeouts in any cell" no_errors "$TMP/vn/latest"
 
 check "CLIENT=reactor-netty PROFILE=1: the netty cell ran on Reactor Netty's client; its profile's layers sum to 100 % with a flame graph" python3 -c "
