@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+#
+# pg.sh - a throwaway PostgreSQL cluster for one run or one test: its data directory and its
+# socket in DIR, listening on 127.0.0.1:PORT only, fsync off (nothing in it outlives the run),
+# max_connections sized by the caller. The bench and the Java tests both start theirs here, so
+# there is one way to get a database. (Issue 16: PostgreSQL as the slow backend.)
+#
+# PostgreSQL refuses to run as root: as root the cluster runs as the `postgres` user (Debian's
+# package creates it), and DIR is handed to that user; otherwise as the caller.
+#
+# USAGE: bench/tools/pg.sh start DIR PORT [MAX_CONNECTIONS]   initdb (once) and start; prints the URL
+#        bench/tools/pg.sh stop DIR                            stop it (immediate: throwaway data)
+#        bench/tools/pg.sh bindir                              where PostgreSQL's programs are
+#   eg,  bench/tools/pg.sh start /tmp/pg 55432 200  ->  postgresql://lab@127.0.0.1:55432/lab
+set -euo pipefail
+
+usage() { echo "Usage: bench/tools/pg.sh start DIR PORT [MAX_CONNECTIONS] | stop DIR | bindir" >&2; exit 2; }
+die() { echo "ERROR: $*" >&2; exit 1; }
+
+bindir() {
+    local dir
+    if command -v pg_config >/dev/null && dir=$(pg_config --bindir) && [[ -x "$dir/initdb" ]]; then
+        echo "$dir"; return
+    fi
+    # Debian keeps the server programs out of PATH, one directory per major version: the newest.
+    dir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1 || true)
+    [[ -n "$dir" && -x "$dir/initdb" ]] \
+        || die "no PostgreSQL server programs (initdb, pg_ctl, pgbench) found; Debian: apt-get install -y postgresql (then rerun)"
+    echo "$dir"
+}
+
+# Run a PostgreSQL program as the cluster's owner (postgres when we are root).
+as_owner() {
+    if [[ $(id -u) -eq 0 ]]; then
+        id postgres >/dev/null 2>&1 || die "running as root, and there is no 'postgres' user to run PostgreSQL as (it refuses root); Debian: apt-get install -y postgresql creates it"
+        runuser -u postgres -- "$@"
+    else
+        "$@"
+    fi
+}
+
+start() {
+    local dir=$1 port=$2 max=${3:-100} bin
+    [[ "$port" =~ ^[0-9]+$ && "$port" -ge 1024 && "$port" -le 65535 ]] || { echo "ERROR: PORT '$port' is not 1024-65535" >&2; usage; }
+    [[ "$max" =~ ^[0-9]+$ && "$max" -ge 10 && "$max" -le 10000 ]] || { echo "ERROR: MAX_CONNECTIONS '$max' is not 10-10000" >&2; usage; }
+    bin=$(bindir)
+    mkdir -p "$dir"
+    dir=$(cd "$dir" && pwd)
+    [[ $(id -u) -eq 0 ]] && chown postgres: "$dir"
+    if [[ ! -f "$dir/data/PG_VERSION" ]]; then
+        as_owner "$bin/initdb" -D "$dir/data" -U lab --auth=trust --encoding=UTF8 --no-sync >"$dir/initdb.log" 2>&1 \
+            || die "initdb failed, see $dir/initdb.log"
+    fi
+    if as_owner "$bin/pg_ctl" -D "$dir/data" status >/dev/null 2>&1; then
+        echo "postgresql://lab@127.0.0.1:$port/lab"; return     # already started by an earlier call
+    fi
+    # Loopback and a socket in DIR only; fsync and friends off: throwaway data, and a disk flush
+    # must not be what a cell measures. max_connections: the caller's pools plus pgbench's.
+    as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/postgres.log" -w -t 60 start -o \
+        "-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories=$dir -c max_connections=$max \
+         -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c shared_buffers=128MB" >/dev/null \
+        || die "PostgreSQL did not start on 127.0.0.1:$port, see $dir/postgres.log"
+    as_owner "$bin/psql" -h 127.0.0.1 -p "$port" -U lab -d postgres -qAt \
+        -c "SELECT 1 FROM pg_database WHERE datname = 'lab'" | grep -q 1 \
+        || as_owner "$bin/createdb" -h 127.0.0.1 -p "$port" -U lab lab
+    echo "postgresql://lab@127.0.0.1:$port/lab"
+}
+
+stop() {
+    local dir=$1 bin
+    [[ -f "$dir/data/postmaster.pid" ]] || return 0
+    bin=$(bindir)
+    as_owner "$bin/pg_ctl" -D "$dir/data" -m immediate -w -t 30 stop >/dev/null
+}
+
+case "${1:-}" in
+    start) [[ $# -ge 3 && $# -le 4 ]] || usage; start "$2" "$3" "${4:-100}" ;;
+    stop) [[ $# -eq 2 ]] || usage; stop "$2" ;;
+    bindir) bindir ;;
+    *) usage ;;
+esac
