@@ -63,6 +63,11 @@ start() {
     as_owner "$bin/psql" -h 127.0.0.1 -p "$port" -U lab -d postgres -qAt \
         -c "SELECT 1 FROM pg_database WHERE datname = 'lab'" | grep -q 1 \
         || as_owner "$bin/createdb" -h 127.0.0.1 -p "$port" -U lab lab
+    # DB_QUERY=rows reads 10 rows of this table (the write-up's workload); made once per cluster.
+    as_owner "$bin/psql" -h 127.0.0.1 -p "$port" -U lab -d lab -qAt -v ON_ERROR_STOP=1 -c \
+        "CREATE TABLE IF NOT EXISTS lab_rows (id int PRIMARY KEY, name text NOT NULL, amount int NOT NULL);
+         INSERT INTO lab_rows SELECT i, 'row ' || i, i * 7 % 1000 FROM generate_series(1, 1000) i ON CONFLICT DO NOTHING;" >/dev/null \
+        || die "could not create the table lab_rows on 127.0.0.1:$port, see $dir/postgres.log"
     echo "postgresql://lab@127.0.0.1:$port/lab"
 }
 
