@@ -17,6 +17,7 @@ class AppInfo:
     scenarios: Tuple[str, ...]      # which scenarios run it
     clients: Tuple[str, ...]        # the outbound HTTP clients it can call the remote with (--client)
     model: str                      # one line for reports
+    dbs: Tuple[str, ...] = ()       # BACKEND=postgres: the drivers it can query with (--db-driver); () = none
 
 
 def load(path=FILE):
@@ -27,7 +28,8 @@ def load(path=FILE):
         r = dict(zip(header, row))
         apps[r["app"]] = AppInfo(r["app"], r["module"], r["family"], r["thread_per_request"] == "yes",
                                  tuple(r["containers"].split(",")), tuple(r["scenarios"].split(",")),
-                                 tuple(r["clients"].split(",")), r["model"])
+                                 tuple(r["clients"].split(",")), r["model"],
+                                 tuple(d for d in r.get("db", "none").split(",") if d and d != "none"))
     return apps
 
 
@@ -36,6 +38,7 @@ CONTAINERS = list(dict.fromkeys(c for a in APPS.values() for c in a.containers))
 MODULE_OF = {a.app: a.module for a in APPS.values()}
 CLIENTS = list(dict.fromkeys(c for a in APPS.values() for c in a.clients))   # jdk first: the control
 DEFAULT_CLIENT = CLIENTS[0]
+DB_DRIVERS = list(dict.fromkeys(d for a in APPS.values() for d in a.dbs))   # DB_DRIVER takes these
 
 
 def apps_for(scenario):
