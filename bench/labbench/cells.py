@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import catalog, loadgens, procs, scenarios
+from . import catalog, db, loadgens, procs, scenarios
 from .checks import is_virtual
 from .loadgens import wrk
 from .record import CellRecord
@@ -33,6 +33,7 @@ class Cell:
     client: str = catalog.DEFAULT_CLIENT   # the app's outbound HTTP client (--client)
     app_args: tuple = ()  # a planner's extra app flags for this cell (PRESET=2021's capped client pool)
     wrk_timeout: str = "" # a planner's wrk --timeout for this cell (PRESET=2021: wrk's default 2 s)
+    db_driver: str = ""   # BACKEND=postgres: the app's database driver (--db-driver); "" = the HTTP backend
 
     @property
     def pool_mode(self):
@@ -48,7 +49,7 @@ class Cell:
 
     @property
     def app_key(self):
-        return self.app, self.container, self.threads, self.client, self.app_args
+        return self.app, self.container, self.threads, self.client, self.app_args, self.db_driver
 
     @property
     def client_suffix(self):
@@ -61,7 +62,8 @@ class Cell:
         scenario = "" if self.scenario == scenarios.DEFAULT else f"{self.scenario}-"
         load = f"w{self.wrk_threads}-c{self.connections}" if self.loadgen == "wrk" else self.loadgen
         client = f"-{self.client_suffix}" if self.client_suffix else ""
-        return f"{self.index:02d}-{rnd}{scenario}{self.app}-{self.container}-t{self.threads}{client}-{load}"
+        driver = f"-{self.db_driver}" if self.db_driver else ""
+        return f"{self.index:02d}-{rnd}{scenario}{self.app}-{self.container}-t{self.threads}{client}{driver}-{load}"
 
     @property
     def label(self):
@@ -70,7 +72,8 @@ class Cell:
         load = {"wrk": f"wrk-t={self.wrk_threads} c={self.connections}", "vegeta": "vegeta (open loop)",
                 "probe": "one request at a time"}[self.loadgen]
         client = f" client={self.client_suffix}" if self.client_suffix else ""
-        return f"{rnd}{scenario}{self.app} {self.container} threads={self.threads}{client} {load}"
+        driver = f" db={self.db_driver}" if self.db_driver else ""
+        return f"{rnd}{scenario}{self.app} {self.container} threads={self.threads}{client}{driver} {load}"
 
     def skip_reason(self, java_major):
         """Why this machine cannot run the cell (it stays in the matrix as SKIPPED), or None."""
@@ -107,12 +110,12 @@ def plan(s):
     A planner (the sweep) makes a matrix of its own."""
     if s.mode != "matrix":
         def make(app, container, threads, wt, conns, variant, client=catalog.DEFAULT_CLIENT, app_args=(),
-                 wrk_timeout=""):
+                 wrk_timeout="", db_driver=""):
             return Cell(len(cells) + 1, scenarios.DEFAULT, app, container, threads, wt, conns,
                         path=scenarios.get(scenarios.DEFAULT).path(s), variant=variant, client=client,
-                        app_args=tuple(app_args), wrk_timeout=wrk_timeout)
+                        app_args=tuple(app_args), wrk_timeout=wrk_timeout, db_driver=db_driver or "")
         cells = []
-        for c in scenarios.get(s.mode).plan(s, lambda *a: make(*a)):
+        for c in scenarios.get(s.mode).plan(s, lambda *a, **k: make(*a, **k)):
             c.index = len(cells) + 1
             cells.append(c)
         return cells, []
@@ -122,6 +125,12 @@ def plan(s):
             scene = scenarios.get(name)
             for container in s.containers:
                 for app in scene.apps(s):
+                    gap = db.left_out_because(s, app, name)
+                    if gap:
+                        why, what = gap
+                        if what not in left_out.setdefault(why, []):
+                            left_out[why].append(what)
+                        continue
                     for threads in s.threads:
                         for client in s.clients:
                             gap = left_out_because(app, container, threads, client)
@@ -130,12 +139,13 @@ def plan(s):
                                 if what not in left_out.setdefault(why, []):
                                     left_out[why].append(what)
                                 continue
-                            def make(loadgen, wt, conns):
-                                return Cell(len(cells) + 1, name, app, container, threads, wt, conns, loadgen, rnd,
-                                            scene.path(s), client=client)
-                            for cell in scene.cells(s, make, s.loadgens):
-                                cell.index = len(cells) + 1
-                                cells.append(cell)
+                            for driver in db.drivers_of(s, app):    # [None] with BACKEND=http
+                                def make(loadgen, wt, conns):
+                                    return Cell(len(cells) + 1, name, app, container, threads, wt, conns, loadgen,
+                                                rnd, scene.path(s), client=client, db_driver=driver or "")
+                                for cell in scene.cells(s, make, s.loadgens):
+                                    cell.index = len(cells) + 1
+                                    cells.append(cell)
     return cells, [f"{why}: no {', '.join(what)}" for why, what in left_out.items()]
 
 
@@ -146,6 +156,7 @@ class Lab:
     m: object
     run_dir: Path
     remote: object = None       # remote-sleep's process
+    db: object = None           # BACKEND=postgres: the PostgreSQL cluster (pg.Cluster), its URL and processes
 
     def url(self, port, path):
         return f"http://127.0.0.1:{port}{path}"
@@ -158,6 +169,8 @@ def calibrate(lab, summary, rnd=1):
     every round measures its own. `summary(dir)` returns the cell's one-line summary. Returns how
     many ran."""
     s = lab.s
+    if s.backend == "postgres":
+        return calibrate_db(lab, summary, rnd)
     done = []
     remote_stats = lab.url(s.remote_port, "/stats")
     prefix = "" if rnd == 1 else f"r{rnd}-"
@@ -196,6 +209,24 @@ def calibrate(lab, summary, rnd=1):
     return len(done)
 
 
+def calibrate_db(lab, summary, rnd=1):
+    """BACKEND=postgres: one calibration per round, pgbench with the app's query and as many
+    clients as its DB pool, straight at PostgreSQL: the DB cells' ceiling. Returns 1."""
+    s = lab.s
+    d = lab.run_dir / "calibration" / (f"r{rnd}-pgbench" if rnd > 1 else "pgbench")
+    d.mkdir(parents=True)
+    rec = CellRecord(kind="calibration", round=rnd, loadgen="pgbench", connections=s.db_pool,
+                     duration_s=s.duration_s, sleep_ms=s.sleep_ms, params=db.cell_params(s))
+    rec.save(d / "cell.json")
+    print(f"== calibration{f' (round {rnd})' if rnd > 1 else ''}: pgbench -c {s.db_pool} "
+          f"({s.db_query} query) straight at PostgreSQL")
+    reason, rec.measured = loadgens.get("pgbench").calibrate(lab, d)
+    rec.status = "ok" if reason is None else f"FAILED: {reason}"
+    rec.save(d / "cell.json")
+    print(f"   ceiling: {summary(d)}")
+    return 1
+
+
 class App:
     """The app under test: at most one runs at a time, reused for the next cell when safe."""
 
@@ -230,7 +261,8 @@ class App:
         """Start the app for a cell and wait until it answers: None, or why not."""
         s, m, module = self.lab.s, self.lab.m, catalog.MODULE_OF[cell.app]
         self.starts += 1
-        self.log = self.lab.run_dir / "logs" / f"{self.starts:02d}-{cell.app}-{cell.container}-t{cell.threads}.log"
+        driver = f"-{cell.db_driver}" if cell.db_driver else ""
+        self.log = self.lab.run_dir / "logs" / f"{self.starts:02d}-{cell.app}-{cell.container}-t{cell.threads}{driver}.log"
         # JDK 19+: a class-data archive per app, written when its first JVM exits and mapped by
         # the next ones, starts the app ~0.6 s faster (28 starts in the default matrix). It
         # changes class loading only. An archive older than the jar is deleted: the JVM ignores
@@ -248,7 +280,8 @@ class App:
                "--container", cell.container, "--threads", cell.threads, "--host", "127.0.0.1",
                "--port", str(s.app_port), "--admin-port", str(s.admin_port),
                "--remote", f"http://127.0.0.1:{s.remote_port}",
-               *(["--client", cell.client] if cell.client_suffix else []), *cell.app_args, *s.app_args]
+               *(["--client", cell.client] if cell.client_suffix else []), *cell.app_args,
+               *(db.app_args(s, self.lab.db.url, cell.db_driver) if cell.db_driver else []), *s.app_args]
         self.proc = procs.start(cmd, out=self.log)
         self.key, self.had_side_load = cell.app_key, False
         return procs.wait_ready(self.proc, self.admin + "/stats", self.log, [s.app_port, s.admin_port],
@@ -272,6 +305,8 @@ class App:
         "slept N ms"): None, or why not. ms=0 proves the path app -> remote-sleep -> app without
         waiting a sleep."""
         path, expect = cell.scene.verify()
+        if cell.db_driver and self.lab.s.db_query == "rows":
+            expect = "row "            # DB_QUERY=rows answers lab_rows as JSON: names "row 1" ... "row 10"
         try:
             code, body = procs.http(self.lab.url(self.lab.s.app_port, path), timeout=10)
         except OSError as e:
@@ -328,7 +363,8 @@ def _new_record(s, cell):
                       thread_per_request=cell.thread_per_request, wrk_threads=cell.wrk_threads,
                       connections=cell.connections, rate=s.rate if gen.open_loop else None, client=cell.client,
                       duration_s=s.duration_s, sleep_ms=s.sleep_ms, variant=cell.variant or None,
-                      params={**cell.scene.params(s), **({"app_args": " ".join(cell.app_args)} if cell.app_args else {}),
+                      db_driver=cell.db_driver or None,
+                      params={**cell.scene.params(s), **(db.cell_params(s) if cell.db_driver else {}), **({"app_args": " ".join(cell.app_args)} if cell.app_args else {}),
                               **({"wrk_timeout": cell.wrk_timeout} if cell.wrk_timeout else {})})
 
 

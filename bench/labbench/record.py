@@ -23,6 +23,7 @@ class CellRecord:
     container: Optional[str] = None
     threads: Optional[str] = None        # "1", "200", "v1": as --threads takes it
     client: str = "jdk"                  # the app's outbound HTTP client (--client)
+    db_driver: Optional[str] = None      # BACKEND=postgres: the app's database driver (--db-driver)
     pool_mode: str = "platform"          # platform, virtual, event-loop
     thread_per_request: bool = False
     wrk_threads: Optional[int] = None

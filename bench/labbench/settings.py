@@ -4,12 +4,13 @@ Every setting is checked here, before anything starts: a bad one is an ERROR + u
 The matrix is data: override any default from the environment, eg, THREADS="1 8 200" ./bench.sh
 (lists are space- or comma-separated); an empty or unset variable keeps its default.
 """
+import dataclasses
 import os
 import re
 from dataclasses import dataclass, field
 from typing import List
 
-from . import catalog, loadgens, scenarios
+from . import catalog, db, loadgens, scenarios
 from .checks import COUNT, DURATION, UsageError, count, counts, is_virtual, known, seconds_of, split_list  # noqa: F401
 
 # The defaults: the reference experiment. Each scenario adds its own (scenarios/*.py).
@@ -36,6 +37,7 @@ CORE_DEFAULTS = {
     "START_TIMEOUT": "60",     # seconds a server may take to answer after its start
     "JAVA_OPTS": "",           # extra JVM flags for every server, eg, "-Xmx512m"
     "APP_ARGS": "",            # extra app flags, eg, "--client-max-connections 16"
+    **db.DEFAULTS,             # BACKEND=postgres and its DB_* settings (db.py)
 }
 DEFAULTS = {**CORE_DEFAULTS, **scenarios.defaults()}
 # wrk's default --timeout is 2 s, and wrk 4 leaves every slower response out of all latency
@@ -80,6 +82,13 @@ class Settings:
     mode: str = "matrix"       # or a planner's name (the sweep): its own matrix of cells
     variants: list = field(default_factory=list)   # the sweep's variants
     extra: dict = field(default_factory=dict)      # each scenario's own settings (Scenario.parse)
+    backend: str = "http"      # http (remote-sleep) or postgres (db.py); the DB_* below only with postgres
+    db_url: str = ""           # DB_URL: a server of the user's; empty: the bench starts one (pg.py)
+    db_pool: int = 0
+    db_query: str = "sleep"
+    db_acquire_timeout_ms: int = 0
+    db_executor_threads: int = 0
+    db_drivers: list = field(default_factory=list)  # the DB_DRIVER filter; empty: every driver an app has
 
     def __getattr__(self, name):
         """A scenario's setting as an attribute, eg, s.slow_clients, s.fanout_ms."""
@@ -120,8 +129,8 @@ Settings (current value):
   RATE={v['RATE']}                      vegeta's constant arrival rate, req/s (latency from the intended send time)
   REPEAT={v['REPEAT']}                     rounds of the whole matrix; every figure is then a median with its min–max
   DURATION={v['DURATION']}  WARMUP={v['WARMUP']}  WRK_TIMEOUT={v['WRK_TIMEOUT'] or 'DURATION+20s'}   (N, Ns, Nm or Nh)
-  SLEEP_MS={v['SLEEP_MS']}          remote-sleep delay, 1..60000
-  REMOTE_PORT={v['REMOTE_PORT']} APP_PORT={v['APP_PORT']} ADMIN_PORT={v['ADMIN_PORT']}   (all on 127.0.0.1)
+  SLEEP_MS={v['SLEEP_MS']}          remote-sleep delay, 1..60000 (BACKEND=postgres: the pg_sleep of DB_QUERY=sleep)
+{db.usage(v)}  REMOTE_PORT={v['REMOTE_PORT']} APP_PORT={v['APP_PORT']} ADMIN_PORT={v['ADMIN_PORT']}   (all on 127.0.0.1)
   RESULTS_DIR={v['RESULTS_DIR']}  START_TIMEOUT={v['START_TIMEOUT']}  JAVA_OPTS="{v['JAVA_OPTS']}"  APP_ARGS="{v['APP_ARGS']}"
 
 The sweep (`make sweep`, `./bench.sh sweep`, or any run with SWEEP set): how far each model scales.
@@ -146,7 +155,9 @@ Examples:
   REPEAT=3 ./bench.sh                                 # medians with min–max: what `make compare` judges noise by
   SCENARIO=fanout CONTAINERS=tomcat THREADS=1 WRK_THREADS=10 ./bench.sh   # one request, many calls
   make bench DURATION=30s && make compare A=results/<older stamp> B=results/latest
+  BACKEND=postgres APPS="sync-servlet async-servlet webflux" THREADS=1 ./bench.sh   # a PostgreSQL query per request
   make sweep                                          # 9 variants x 6 levels, 100..10,000 connections, ~14 min
+  make sweep BACKEND=postgres                         # the sweep, each variant once per DB driver
   SWEEP="100 1000" SWEEP_VARIANTS="sync-servlet:200 async-servlet:1" DURATION=5s ./bench.sh sweep"""
 
 
@@ -220,7 +231,8 @@ def parse(environ, mode="matrix", n_cores=None):
     repeat = count("REPEAT", v["REPEAT"])
     if repeat > 20:
         raise UsageError(f"REPEAT: {repeat} rounds is more than 20")
-    return Settings(
+    db_settings = db.parse(v, seconds_of(wrk_timeout), int(v["SLEEP_MS"]))
+    s = Settings(
         raw=v, apps=apps, containers=containers, threads=threads, clients=clients, profile=v["PROFILE"] == "1",
         wrk_threads=wrk_threads,
         connections=connections, scenarios=scenario_names, loadgens=loadgens, rate=rate, repeat=repeat,
@@ -229,4 +241,8 @@ def parse(environ, mode="matrix", n_cores=None):
         sleep_ms=int(v["SLEEP_MS"]), remote_port=ports["REMOTE_PORT"], app_port=ports["APP_PORT"],
         admin_port=ports["ADMIN_PORT"], results_dir=v["RESULTS_DIR"], start_timeout=start_timeout,
         java_opts=v["JAVA_OPTS"].split(), app_args=v["APP_ARGS"].split(), mode=mode, variants=variants,
-        extra=extra)
+        extra=extra, **db_settings)
+    db.check_fits(s)
+    if mode != "matrix" and s.backend == "postgres":
+        s = dataclasses.replace(s, variants=scenarios.get(mode).with_drivers(s))
+    return s

@@ -49,6 +49,9 @@ class Preset2021(Scenario):
                     WRK_THREADS=" ".join(map(str, WRK_THREADS)), CONNECTIONS=str(CONNECTIONS),
                     CLIENT="jdk reactor-netty"), []
 
+    def with_drivers(self, s):
+        raise UsageError("PRESET=2021 is the write-up's HTTP matrix: it runs with BACKEND=http only")
+
     def plan(self, s, make):
         return [make(app, ct, threads, wt, CONNECTIONS, way, client, args, timeout)
                 for way, (client, args, timeout) in WAYS.items()

@@ -3,13 +3,14 @@ scales. A planner of call cells: each variant (app[@container]:threads) runs at 
 as wrk -c, a fresh JVM per level warmed up at that level, with a calibration cell per level. It
 owns its settings, its plan, the machine-limit fallback of its default, the knee per variant, the
 memory per 1,000 in flight, its report section and its charts."""
+import dataclasses
 import re
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import catalog
+from .. import catalog, db
 from ..checks import COUNT, UsageError, counts, is_virtual, known, split_list
 from ..report.fmt import error_total, f_cores, f_int, f_lat, f_mb, f_pct, f_rps, num, skipped, status_text, throughput
 from . import Scenario
@@ -40,11 +41,13 @@ class Variant:
     container: str
     threads: str              # "200", "v1", or "conns" (= the level's connections)
     client: str = catalog.DEFAULT_CLIENT    # the app's outbound HTTP client
+    db_driver: str = ""       # BACKEND=postgres: its database driver (a variant per driver the app has)
 
     @property
     def id(self):
         client = "" if self.client == catalog.DEFAULT_CLIENT else f":{self.client}"
-        return f"{self.app}@{self.container}:{self.threads}{client}"
+        driver = f"/{self.db_driver}" if self.db_driver else ""
+        return f"{self.app}@{self.container}:{self.threads}{client}{driver}"
 
     def threads_at(self, level):
         return str(level) if self.threads == "conns" else self.threads
@@ -61,7 +64,8 @@ class Variant:
         else:
             pool = f"{self.threads} thread{'s' if self.threads != '1' else ''}"
         client = "" if self.client == catalog.DEFAULT_CLIENT else f", {self.client} client"
-        return f"{self.app} {self.container}, {pool}{client}"
+        driver = f", {self.db_driver}" if self.db_driver else ""
+        return f"{self.app} {self.container}, {pool}{client}{driver}"
 
 
 
@@ -164,8 +168,14 @@ def saturated(c, cores=2):
     found = []
     bound, ceiling = c.get("bound_rps"), c.get("ceiling_rps")
     n = pool_threads(c)
-    if c.get("thread_per_request") and bound and ceiling and bound < BUSY * ceiling:
+    by = c.get("bound_by", "threads")       # a DB cell's bound may be set by its DB pool or executor instead
+    if c.get("db_limit"):                   # BACKEND=postgres: every connection busy and requests waiting (/stats)
+        found.append(c["db_limit"][len("saturated: "):])
+    if c.get("thread_per_request") and by == "threads" and bound and ceiling and bound < BUSY * ceiling:
         found.append(f"the pool ({n} threads: at most {n} requests in flight, {bound:g} req/s by Little's law)")
+    if by == "executor threads" and bound and ceiling and bound < BUSY * ceiling:
+        k = c.get("db_executor_threads")
+        found.append(f"the executor ({c['db_driver']}: at most {k} queries in flight, {bound:g} req/s by Little's law)")
     box = c.get("cpu_box_pct")
     if box is not None and box >= 95:
         found.append(f"box CPU {box:.0f} %")
@@ -353,12 +363,18 @@ def every_level(run):
     w("\n### Every level, per variant\n")
     cols = ["connections", "ceiling", "steady req/s", "% of ceiling", "p99", "errors", "in flight", "unfinished",
             "app CPU s", "CPU ms/req", "peak RSS MB", "peak thr.", "box CPU", "app", "wrk", "remote", "saturated"]
+    with_db = any(c.get("db_driver") for c in run["cells"])
+    if with_db:       # BACKEND=postgres: the ceiling is pgbench's; PostgreSQL's side beside the app's, no remote
+        cols[cols.index("remote"):cols.index("remote") + 1] = ["DB pool peak / size", "waiting", "PG CPU ms/req",
+                                                                "PG Pss MB"]
     for _v, label, cells in variants:
         w(f"\n#### {label}\n\n")
         w("|" + "".join(f" {h} |" for h in cols) + "\n|" + "---:|" * (len(cols) - 1) + "---|\n")
         for c in cells:
             ceiling = cal.get(c["connections"])
             ceiling_text = f_rps(throughput(ceiling)) if ceiling else "—"
+            if with_db:
+                ceiling_text = f_rps(c.get("ceiling_rps"))
             if c["status"] != "ok":
                 w(f"| {c['connections']} | {ceiling_text} | {status_text(c)} |" + " |" * (len(cols) - 3) + "\n")
                 continue
@@ -371,10 +387,17 @@ def every_level(run):
               f"{f_int(c.get('peak_os_threads'))} | "
               f"{'—' if c.get('cpu_box_pct') is None else str(c['cpu_box_pct']) + ' %'} | "
               f"{f_cores(c.get('cpu_app_cores'))} | {f_cores(c.get('cpu_wrk_cores'))} | "
-              f"{f_cores(c.get('cpu_remote_cores'))} | {'; '.join(saturated(c, cores)) or '—'} |\n")
+              + (db_columns(c) if with_db else f"{f_cores(c.get('cpu_remote_cores'))} | ")
+              + f"{'; '.join(saturated(c, cores)) or '—'} |\n")
 
 
     return "".join(lines)
+
+
+def db_columns(c):
+    """BACKEND=postgres: the DB pool and PostgreSQL's CPU per request and memory (report/db.py reads them)."""
+    return (f"{f_int(c.get('db_peak_active'))} / {f_int(c.get('db_pool_size'))} | {f_int(c.get('db_peak_waiting'))} | "
+            f"{f_cores(c.get('cpu_db_ms_per_request'))} | {f_mb(c.get('db_pss_mb'))} | ")
 
 
 def draw_charts(run_dir):
@@ -412,10 +435,28 @@ class Sweep(Scenario):
     def environ(self, environ, n_cores):
         return sweep_environ(environ, n_cores)
 
+    def with_drivers(self, s):
+        """BACKEND=postgres: each variant once per DB driver its app has (through DB_DRIVER). A
+        variant of another HTTP client has no meaning without an HTTP call: the default's are
+        dropped, one you named is an error. Apps without a driver (none) are an error too."""
+        out = []
+        for v in s.variants:
+            if v.client != catalog.DEFAULT_CLIENT:
+                if s.raw.get("SWEEP_VARIANTS") != self.defaults["SWEEP_VARIANTS"]:
+                    raise UsageError(f"SWEEP_VARIANTS: '{v.id}': with BACKEND=postgres there is no outbound HTTP "
+                                     f"client to pick")
+                continue
+            drivers = db.drivers_of(s, v.app)
+            if not drivers:
+                raise UsageError(f"SWEEP_VARIANTS: '{v.id}': no DB driver left for {v.app} "
+                                 f"(it has: {', '.join(catalog.APPS[v.app].dbs) or 'none'})")
+            out += [dataclasses.replace(v, db_driver=d) for d in drivers]
+        return out
+
     def plan(self, s, make):
         """For each variant, each SWEEP level (s.connections) with each wrk -t, in that order; the
         variants' combinations were checked when SWEEP_VARIANTS was parsed."""
-        return [make(v.app, v.container, v.threads_at(conns), wt, conns, v.id, v.client)
+        return [make(v.app, v.container, v.threads_at(conns), wt, conns, v.id, v.client, db_driver=v.db_driver)
                 for v in s.variants for conns in s.connections for wt in s.wrk_threads]
 
     def fit_limits(self, environ, s, error, held):
