@@ -30,6 +30,7 @@ class Machine:
     nofile: str         # ulimit -n after raising it ("unlimited" or a number)
     hard_nofile: str
     vegeta: str = ""    # the pinned vegeta binary, when LOADGEN has vegeta
+    pg_bindir: str = "" # BACKEND=postgres: where PostgreSQL's programs are (psql, pgbench, initdb)
     charts: str = ""    # the python of .tools/venv (matplotlib), for a sweep
 
 
@@ -61,9 +62,10 @@ def check(s):
     nofile, hard = raise_nofile()      # limits.plan() has checked it against the largest level
 
     vegeta = ensure_vegeta() if "vegeta" in s.loadgens else ""
+    pg_bindir = ensure_postgresql() if s.backend == "postgres" else ""
     charts = ensure_matplotlib() if s.mode == "sweep" else ""
     build_if_stale(s, java_home)
-    return Machine(java, java_home, version, major, nofile, hard, vegeta, charts)
+    return Machine(java, java_home, version, major, nofile, hard, vegeta, charts, pg_bindir)
 
 
 def ensure_matplotlib():
@@ -74,6 +76,17 @@ def ensure_matplotlib():
         raise Fatal("the sweep's charts need matplotlib in .tools/venv, which could not be installed (see above); "
                     "fix that and run: bench/tools/install.sh matplotlib")
     return r.stdout.strip()
+
+
+def ensure_postgresql():
+    """BACKEND=postgres needs PostgreSQL's programs (pgbench for the ceiling, psql; initdb and pg_ctl
+    for a cluster of the bench's own): bench/tools/install.sh installs Debian's package where it can
+    (root with apt-get), else says which command to run."""
+    r = subprocess.run(["bench/tools/install.sh", "postgresql"], stdout=subprocess.PIPE, text=True)
+    if r.returncode != 0 or not r.stdout.strip():
+        raise Fatal("BACKEND=postgres needs PostgreSQL's programs (pgbench, psql, initdb), which could not be "
+                    "installed (see above); Debian: apt-get install -y postgresql")
+    return r.stdout.strip().splitlines()[-1]
 
 
 def ensure_vegeta():

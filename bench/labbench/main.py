@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import limits, loadgens, machine, procs, report, rundir, scenarios
+from . import limits, loadgens, machine, pg, procs, report, rundir, scenarios
 from .cells import App, Lab, calibrate, plan, run_cell
 from .machine import Fatal
 from .rundir import put
@@ -150,9 +150,35 @@ def start_run(s, m, cells, left_out, limit_plan):
     if s.mode != "matrix":
         for line in scenarios.get(s.mode).starting_lines(s):
             print(line)
+    if s.backend == "postgres":
+        put(meta, **db_meta(s))
+        print(f"== backend: PostgreSQL, {s.db_query} query, DB pool {s.db_pool}, acquire timeout "
+              f"{s.db_acquire_timeout_ms} ms, executor threads {s.db_executor_threads}"
+              f"{', drivers ' + ' '.join(s.db_drivers) if s.db_drivers else ''}; "
+              f"{s.db_url or 'a throwaway cluster of the bench (bench/tools/pg.sh)'}")
     for sentence in left_out:
         print(f"== left out of the matrix: {sentence}")
     return run_dir
+
+
+def db_meta(s):
+    """BACKEND=postgres's settings for meta.txt (the server's facts follow once it answers)."""
+    return {"backend": s.backend, "db_url": s.db_url, "db_pool": s.db_pool, "db_query": s.db_query,
+            "db_acquire_timeout_ms": s.db_acquire_timeout_ms, "db_executor_threads": s.db_executor_threads,
+            "db_drivers": " ".join(s.db_drivers)}
+
+
+def start_db(lab):
+    """BACKEND=postgres: the run's PostgreSQL (DB_URL's, or a cluster of ours sized for the pool),
+    its facts into meta.txt and printed."""
+    cluster, reason = pg.start(lab.s, lab.run_dir, lab.m.pg_bindir)
+    if reason:
+        raise Fatal(f"PostgreSQL: {reason}")
+    lab.db = cluster
+    f = cluster.facts
+    put(lab.run_dir / "meta.txt", **{f"pg_{k}": v for k, v in f.items()})
+    print(f"== PostgreSQL {f['server_version']} at {cluster.url}, started by {cluster.started_by}: "
+          f"max_connections {f['max_connections']}, fsync {f['fsync']}, shared_buffers {f['shared_buffers']}")
 
 
 def start_remote(lab):
@@ -174,8 +200,11 @@ def run(lab, cells):
     s, m, run_dir = lab.s, lab.m, lab.run_dir
     start = time.monotonic()
 
-    # 1. remote-sleep, the slow backend, once for the whole run, and the calibration cells.
-    start_remote(lab)
+    # 1. the slow backend (remote-sleep, or PostgreSQL), once for the whole run, and the calibration cells.
+    if s.backend == "postgres":
+        start_db(lab)
+    else:
+        start_remote(lab)
 
     def summarize(d):
         return report.summary(run_dir, d)

@@ -21,6 +21,8 @@ import urllib.request
 from http.client import HTTPException
 
 CHILDREN = []                 # started and not yet reaped: what stop_all() stops
+AT_STOP = []                  # what stop_all() also stops, after them: servers that are no child of ours
+                              # (the PostgreSQL cluster pg_ctl detaches: pg.stop)
 CLK_TCK = os.sysconf("SC_CLK_TCK")   # /proc/PID/stat counts CPU time in these ticks
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
@@ -109,9 +111,12 @@ def stop(p, sig=signal.SIGTERM, grace_s=5.0):
 
 
 def stop_all():
-    """Stop every child still running, the newest first (an app before remote-sleep)."""
+    """Stop every child still running, the newest first (an app before remote-sleep), then what
+    AT_STOP holds (each once: a second stop_all finds nothing left)."""
     for p in list(reversed(CHILDREN)):
         stop(p)
+    while AT_STOP:
+        AT_STOP.pop()()
 
 
 # ---------------------------------------------------------------- talking to the servers

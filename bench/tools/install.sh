@@ -11,8 +11,13 @@
 # .tools/venv (gitignored), at the versions pinned in bench/tools/charts-requirements.txt;
 # report.py itself stays standard-library only and runs the charts with this venv's python.
 #
+# postgresql: BACKEND=postgres (issue 16): PostgreSQL's server and client programs (initdb, pg_ctl,
+# psql, pgbench) from Debian's `postgresql` package, with apt-get when we are root; the bench starts
+# its own throwaway cluster with bench/tools/pg.sh, never the package's service.
+#
 # USAGE: bench/tools/install.sh vegeta       prints the tool's path; builds it once (~1 min)
 #        bench/tools/install.sh matplotlib   prints the venv's python; installs once (~30 s)
+#        bench/tools/install.sh postgresql   prints PostgreSQL's bindir; installs it once (apt-get, root)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -55,9 +60,23 @@ case "${1:-}" in
         fi
         echo "$venv/bin/python"
         ;;
+    postgresql)
+        if ! "$ROOT/bench/tools/pg.sh" bindir >/dev/null 2>&1; then
+            if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+                echo "installing PostgreSQL with apt-get (once)" >&2
+                export DEBIAN_FRONTEND=noninteractive
+                { apt-get update -qq && apt-get install -y -qq postgresql >/dev/null; } >&2 \
+                    || { echo "ERROR: apt-get install -y postgresql failed (see above)" >&2; exit 1; }
+            else
+                echo "ERROR: PostgreSQL's programs (initdb, pg_ctl, psql, pgbench) not found; install them: sudo apt-get install -y postgresql" >&2
+                exit 1
+            fi
+        fi
+        "$ROOT/bench/tools/pg.sh" bindir
+        ;;
     *)
         echo "ERROR: unknown tool '${1:-}'" >&2
-        echo "Usage: bench/tools/install.sh vegeta|matplotlib" >&2
+        echo "Usage: bench/tools/install.sh vegeta|matplotlib|postgresql" >&2
         exit 2
         ;;
 esac

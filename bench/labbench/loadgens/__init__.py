@@ -28,9 +28,9 @@ class LoadGen:
         return None
 
 
-from . import probe, vegeta, wrk  # noqa: E402  (they subclass LoadGen above)
+from . import pgbench, probe, vegeta, wrk  # noqa: E402  (they subclass LoadGen above)
 
-ALL = [wrk.LOADGEN, vegeta.LOADGEN, probe.LOADGEN]
+ALL = [wrk.LOADGEN, vegeta.LOADGEN, probe.LOADGEN, pgbench.LOADGEN]
 BY_NAME = {g.name: g for g in ALL}
 SELECTABLE = [g.name for g in ALL if g.selectable]     # what LOADGEN takes
 

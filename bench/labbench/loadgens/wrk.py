@@ -144,8 +144,12 @@ class Wrk(LoadGen):
     def measure(self, lab, cell, d, url, app):
         s = lab.s
         profiling = s.profile and profile_start(app.admin)
+        # BACKEND=postgres: the cluster's CPU and memory over the same window (pg.Window).
+        window = lab.db.window() if cell.db_driver and lab.db else None
         reason, measured = measure(s, d, url, cell.wrk_threads, cell.connections, lab.remote, app.proc,
                                    app.admin + "/stats", cell.wrk_timeout or None)
+        if window:
+            measured.update(window.end())
         if profiling:
             measured["profile"] = profile_stop(app.admin, d / "profile")
         elif s.profile:
