@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from .. import loadgens, scenarios
-from . import csvout, figures, layers
+from . import csvout, db as dbreport, figures, layers
 from .figures import calibration_record, cell_record, ceilings_of, load_run  # noqa: F401
 from .fmt import (error_total, f_cores, f_int, f_lat, f_mb, f_pct, f_rps, per_connection, ranged, status_text,
                   throughput, write_atomically)
@@ -35,8 +35,10 @@ def summary_line(rec):
         pct = 100.0 * throughput(rec) / rec["bound_rps"] if rec["bound_rps"] else 0
         return (f"{f_rps(rec['rps'])} req/s, steady {f_rps(rec.get('steady_rps'))} ({pct:.1f} % of the "
                 f"{rec['bound_rps']:g} req/s bound), p99 {f_lat(rec['p99_ms'])}, box CPU {rec['cpu_box_pct']} %")
-    of = f"{f_pct(rec['pct_of_ceiling'])} of ceiling"
-    if rec["ceiling_rps"] and rec["bound_rps"] < rec["ceiling_rps"] and throughput(rec) is not None:
+    of = f"{f_pct(rec['pct_of_ceiling'])} of ceiling" + (" (pgbench)" if rec.get("db_driver") else "")
+    if rec.get("db_driver"):
+        pass                          # its bound is in its DB part below, with what sets it
+    elif rec["ceiling_rps"] and rec["bound_rps"] < rec["ceiling_rps"] and throughput(rec) is not None:
         of += f", {100 * throughput(rec) / rec['bound_rps']:.0f} % of its {rec['bound_rps']:g} req/s bound"
     parts = [f"{f_rps(rec['rps'])} req/s, steady {f_rps(rec.get('steady_rps'))} ({of}) p99 {f_lat(rec['p99_ms'])}"]
     if rec.get("slow_2s"):
@@ -49,6 +51,8 @@ def summary_line(rec):
     own = scenarios.get(rec.get("scenario")).summary(rec)
     if own:
         parts.append(own)
+    if rec.get("db_driver"):
+        parts.append(dbreport.summary(rec))
     parts.append(f"CPU {rec.get('cpu_box_pct')} %")
     if rec.get("peak_rss_mb") is not None:
         parts.append(f"app peak RSS {rec['peak_rss_mb']:.0f} MB, {f_int(rec.get('peak_os_threads'))} OS threads, "
@@ -87,7 +91,7 @@ def markdown(run, charts=()):
     containers = meta.get("containers") or sorted({c["container"] for c in cells})
     sleep_s = (meta.get("sleep_ms") or 1000) / 1000.0
     ctx = scenarios.Context(apps, containers, calibration, sleep_s, list(charts))
-    sections = [sec for s in scenarios.ALL for sec in s.sections(run, ctx)]
+    sections = [sec for s in scenarios.ALL for sec in s.sections(run, ctx)] + [(20, dbreport.section(run))]
     return "".join([first_screen(run), *(text for _order, text in sorted(sections, key=lambda sec: sec[0])),
                     layers.section(cells), "\n# Appendix\n", environment(meta, apps, containers), lab_lines(cells),
                     this_run(meta, calibration, containers), all_cells(cells), calibration_table(calibration)])
@@ -105,6 +109,7 @@ def environment(meta, apps, containers):
     ]
     for s in scenarios.ALL:
         rows += s.environment_rows(meta)
+    rows += dbreport.environment_rows(meta)
     if meta.get("left_out"):
         rows.append(("left out of the matrix", meta["left_out"]))
     rows += [
@@ -216,9 +221,10 @@ def all_cells(cells):
         e = c.get("errors")
         errs = "/".join(str(e[k]) for k in ("connect", "read", "write", "status")) if e else "—"
         scenario = f" {c.get('scenario', scenarios.DEFAULT)} |" if show_scenario else ""
-        w(f"| {c['index']} |{scenario} {c['app']} | {c['container']} | {c['threads']} | {c['wrk_threads']} | "
+        app = c["app"] + (f" · {c['db_driver']}" if c.get("db_driver") else "")
+        w(f"| {c['index']} |{scenario} {app} | {c['container']} | {c['threads']} | {c['wrk_threads']} | "
           f"{c['connections']} | {f_int(c['requests'])} | {f_rps(c['rps'])} | {f_rps(c.get('steady_rps'))} | "
-          f"{c['bound_rps']:g} | "
+          f"{'—' if c['bound_rps'] is None else format(c['bound_rps'], 'g')} | "
           f"{f_rps(c['ceiling_rps'])} | {f_pct(c['pct_of_ceiling'])} | {per_connection(c)} | "
           f"{f_lat(c.get('latency_avg_ms'))} | "
           f"{f_lat(c.get('p50_ms'))} | {f_lat(c.get('p90_ms'))} | {f_lat(c.get('p99_ms'))} | "

@@ -27,7 +27,8 @@ import sys
 from pathlib import Path
 
 # variant: two sweep variants can meet in one cell (sync-servlet:200 and :conns at 200 connections).
-KEY = ("scenario", "loadgen", "app", "container", "threads", "wrk_threads", "connections", "variant", "client")
+KEY = ("scenario", "loadgen", "app", "container", "threads", "wrk_threads", "connections", "variant", "client",
+       "db_driver")    # BACKEND=postgres: the app's database driver (None for the HTTP backend)
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))      # bench/, also when run as a file
 from labbench import catalog, scenarios  # noqa: E402
 
@@ -57,8 +58,9 @@ def key_of(cell):
 
 
 def app_text(key):
-    """The app, and its client when it is not the default one."""
-    return key[2] if key[8] == DEFAULTS["client"] else f"{key[2]} · {key[8]} client"
+    """The app, and its client when it is not the default one, and its database driver if any."""
+    text = key[2] if key[8] == DEFAULTS["client"] else f"{key[2]} · {key[8]} client"
+    return text + (f" · {key[9]}" if key[9] else "")
 
 
 def load_text(key):

@@ -17,15 +17,21 @@ COMMON = [
 ]
 
 
-def columns():
+# BACKEND=postgres runs only (an HTTP run's columns stay as they were).
+DB = ["db_driver", "db_query", "bound_by", "pct_of_bound", "db_pool_size", "db_peak_active", "db_peak_waiting",
+      "db_acquire_timeouts", "db_errors", "db_limit", "cpu_db_s", "cpu_db_ms_per_request", "db_pss_mb", "db_processes"]
+
+
+def columns(with_db=False):
     own = [f for g in loadgens.ALL for f in g.fields] + [
         col for s in scenarios.ALL for col in getattr(s, "csv_columns", s.fields)]
-    return COMMON + list(dict.fromkeys(own)) + ["app_start", "status"]
+    return COMMON + (DB if with_db else []) + list(dict.fromkeys(own)) + ["app_start", "status"]
 
 
 def csv_text(run):
     out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=columns(), extrasaction="ignore", lineterminator="\n")
+    with_db = any(c.get("db_driver") for c in run["cells"])
+    writer = csv.DictWriter(out, fieldnames=columns(with_db), extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
     for c in run["cells"]:
         row = dict(c)

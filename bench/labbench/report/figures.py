@@ -5,7 +5,7 @@ rounds merged into medians with their min–max. Scenarios and load generators a
 import re
 
 from .. import loadgens, scenarios
-from . import layers
+from . import db as dbreport, layers
 from ..record import CellRecord, read_kv
 from .fmt import ms, num, read_json, throughput  # noqa: F401  (ms: re-exported for the load generators)
 
@@ -33,7 +33,10 @@ def calibration_record(d):
     sleep_s = r.sleep_ms / 1000.0
     gen = loadgens.get(r.loadgen)
     rec = {"round": r.round or 1, "loadgen": r.loadgen, "duration_s": r.duration_s}
-    if gen.open_loop:
+    own = getattr(gen, "calibration_figures", None)      # pgbench: a ceiling of its own kind
+    if own:
+        rec.update(own(r, d))
+    elif gen.open_loop:
         rec.update(gen.figures(r, d))
         rec.update({"wrk_threads": None, "connections": None})
     else:
@@ -125,11 +128,13 @@ def cell_record(d, ceilings):
         "bound_rps": round(in_flight / sleep_s, 2), "ceiling_rps": None, "pct_of_ceiling": None,
     }
     rec.update(gen.figures(r, d))
-    if gen.has_ceiling and scenario.has_ceiling:
+    if gen.has_ceiling and scenario.has_ceiling and not r.db_driver:    # a DB cell's: pgbench's (below)
         _against_ceiling(rec, r, ceilings)
     rec.update(stats_fields(read_json(d / "stats.json") or {}))
     m = r.measured
     _resources(rec, r, m)
+    if r.db_driver:                       # BACKEND=postgres: its ceiling, bound, DB pool, PostgreSQL's CPU and memory
+        dbreport.cell_figures(rec, r, d, ceilings)
     rec.update(layers.figures(d))         # PROFILE=1 only: CPU by layer
     rec.update(scenario.figures(r, d))
     for s in scenarios.ALL:              # every cell has every scenario's keys (None where not its own)
@@ -212,6 +217,7 @@ def meta_of(kv):
             meta[key] = [int(v) for v in meta[key]]
     for s in scenarios.ALL:
         s.meta(meta)
+    dbreport.meta(meta)
     if "threads" in meta:
         meta["threads"] = [threads_value(v) for v in meta["threads"]]
     return meta
@@ -219,12 +225,16 @@ def meta_of(kv):
 
 def ceilings_of(calibration):
     """(round, wrk threads, connections) -> that calibration cell, for the cells' % of ceiling."""
-    return {(c["round"], c["wrk_threads"], c["connections"]): c for c in calibration
-            if c["status"] == "ok" and c["loadgen"] == "wrk"}
+    out = {(c["round"], c["wrk_threads"], c["connections"]): c for c in calibration
+           if c["status"] == "ok" and c["loadgen"] == "wrk"}
+    # BACKEND=postgres: pgbench's, one per round, for every DB cell of that round.
+    out.update({(c["round"], "pgbench"): c for c in calibration if c["status"] == "ok" and c["loadgen"] == "pgbench"})
+    return out
 
 
 # variant: two sweep variants can meet in one cell (sync-servlet:200 and :conns at 200 connections).
-CELL_KEY = ("scenario", "loadgen", "app", "container", "threads", "client", "wrk_threads", "connections", "variant")
+CELL_KEY = ("scenario", "loadgen", "app", "container", "threads", "client", "wrk_threads", "connections", "variant",
+            "db_driver")
 # What REPEAT reports as a median with its min–max; everything else is the median round's.
 ROUND_METRICS = ("requests", "rps", "steady_rps", "pct_of_ceiling", "ceiling_rps", "latency_avg_ms", "p50_ms",
                  "p90_ms", "p99_ms", "max_ms", "timeouts", "slow_2s", "unfinished", "max_in_flight",

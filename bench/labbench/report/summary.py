@@ -33,16 +33,18 @@ def verdict_table(run):
     several = len({c.get("scenario") for c in judged}) > 1
     clients = len({c.get("client", "jdk") for c in judged}) > 1
     cols = sorted({(c["threads"], c["container"]) for c in judged}, key=lambda k: (threads_order(k[0]), k[1]))
-    rows = list(dict.fromkeys((c["app"], c.get("scenario"), c.get("client", "jdk")) for c in judged))
+    rows = list(dict.fromkeys((c["app"], c.get("scenario"), c.get("client", "jdk"), c.get("db_driver"))
+                              for c in judged))
     out = ["| app |" + "".join(f" {ct} · {threads_label(t)} |" for t, ct in cols),
            "|---|" + "---:|" * len(cols)]
-    for app, scenario, client in rows:
+    for app, scenario, client, driver in rows:
         texts = []
         for t, ct in cols:
-            mine = [c for c in judged if (c["app"], c.get("scenario"), c.get("client", "jdk"), c["threads"], c["container"])
-                    == (app, scenario, client, t, ct)]
+            mine = [c for c in judged if (c["app"], c.get("scenario"), c.get("client", "jdk"), c.get("db_driver"),
+                                          c["threads"], c["container"]) == (app, scenario, client, driver, t, ct)]
             texts.append(verdict_text(mine))
-        label = app + (f" · {scenario}" if several else "") + (f" · {client} client" if clients else "")
+        label = (app + (f" · {scenario}" if several else "") + (f" · {client} client" if clients else "")
+                 + (f" · {driver}" if driver else ""))
         out.append(f"| {label} |" + "".join(f" {x} |" for x in texts))
     return "\n".join(out) + "\n"
 

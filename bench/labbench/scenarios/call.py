@@ -13,7 +13,8 @@ class Call(Scenario):
         cells = [c for c in run["cells"] if c.get("scenario", self.name) == self.name]
         wrk_cells = [c for c in cells if c.get("loadgen", "wrk") == "wrk"]
         out = []
-        if wrk_cells and not any(c.get("variant") for c in run["cells"]):   # a planner (the sweep) has its own
+        # A planner (the sweep) has its own tables, and so has BACKEND=postgres (report/db.py).
+        if wrk_cells and not any(c.get("variant") or c.get("db_driver") for c in run["cells"]):
             text = "\n## Results\n" + group_tables(
                 wrk_cells, ctx.apps, ctx.containers, ctx.calibration, ctx.sleep_s,
                 ["req/s", "steady req/s", "% of ceiling", "p99", "> 2 s", "errors"],
