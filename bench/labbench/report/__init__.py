@@ -166,6 +166,10 @@ def this_run(meta, calibration, containers):
     columns themselves are explained in docs/reading-results.md."""
     lines = ["\n## This run's bounds and ceilings\n\n"]
     w = lines.append
+    if meta.get("backend") == "postgres":
+        w("- **bound** and **ceiling** (pgbench, the same query straight at PostgreSQL): see *The database backend: "
+          "PostgreSQL* above, per cell.\n")
+        return "".join(lines)
     duration_s, sleep_ms = meta.get("duration_s") or 0, meta.get("sleep_ms") or 0
     c0 = (meta.get("connections") or [100])[0]
     sleep_s = sleep_ms / 1000.0 if sleep_ms else 1.0
@@ -239,7 +243,10 @@ def all_cells(cells):
 
 
 def calibration_table(calibration):
-    """The appendix's calibration cells: each load straight at remote-sleep."""
+    """The appendix's calibration cells: each load straight at remote-sleep (BACKEND=postgres: pgbench's
+    are in the database section)."""
+    if calibration and all(c["loadgen"] == "pgbench" for c in calibration):
+        return ""
     out = io.StringIO()
     w = out.write
     w("\n## Calibration (wrk straight at remote-sleep)\n\n")

@@ -67,6 +67,13 @@ def verdict_text(cells):
     return f"{f_pct(worst['pct_of_ceiling'])}{mark} · {f_int(handlers)} thr."
 
 
+def ceiling_text(run):
+    """What the verdict's ceiling is: pgbench for BACKEND=postgres, else wrk at remote-sleep."""
+    if any(c.get("db_driver") for c in run["cells"]):
+        return "pgbench: the same query straight at PostgreSQL"
+    return "the same wrk load straight at remote-sleep"
+
+
 def box_line(run):
     ran = [c for c in run["cells"] if c.get("cpu_box_pct") is not None and c["status"] == "ok"]
     if not ran:
@@ -91,7 +98,7 @@ def first_screen(run):
         table = verdict_table(run)
         if table:
             lines += ["## Verdict: steady req/s as % of the ceiling · handler threads seen\n\n", table, "\n",
-                      f"⚠ below {BELOW:g} % of the ceiling (the same wrk load straight at remote-sleep); with several "
+                      f"⚠ below {BELOW:g} % of the ceiling ({ceiling_text(run)}); with several "
                       f"wrk settings a cell shows the lowest. FAILED / SKIPPED: see the appendix.\n"]
     lines += ["\n", box_line(run), "\n",
               "How to read every column: `docs/reading-results.md` in the lab's repository. The environment, "
