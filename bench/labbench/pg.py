@@ -12,6 +12,7 @@ import re
 import socket
 import subprocess
 import threading
+import time
 from pathlib import Path
 
 from . import db, procs
@@ -80,10 +81,16 @@ def start(s, run_dir, bin_dir):
     return cluster, None
 
 
-def stop(data_dir):
-    """pg.sh stop (immediate: the data is throwaway); a no-op when it is not running."""
+def stop(data_dir, wait_s=10.0):
+    """pg.sh stop (immediate: the data is throwaway); a no-op when it is not running. pg_ctl returns
+    once postmaster.pid is gone, a moment before the postmaster's process is: wait for that too,
+    so nothing of the cluster outlives the run."""
+    pid = Cluster("", "", data_dir / "data").postmaster_pid()
     procs.run([PG_SH, "stop", str(data_dir)], out=data_dir.parent / "postgres-stop.log"
               if data_dir.parent.exists() else None)
+    deadline = time.monotonic() + wait_s
+    while pid and Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 def psql_args(bin_dir, url):
