@@ -57,6 +57,11 @@ def draw(run, out_dir):
     levels = meta.get("sweep") or sorted({c["connections"] for _v, _l, cells in variants for c in cells})
     ceiling = {c["connections"]: throughput(c) for c in meta["calibration"]
                if c["loadgen"] == "wrk" and c["status"] == "ok"}
+    ceiling_label = "ceiling (wrk straight at remote-sleep)"
+    pgbench = [c for c in meta["calibration"] if c["loadgen"] == "pgbench" and c["status"] == "ok" and c.get("rps")]
+    if pgbench:      # BACKEND=postgres: one ceiling for every level, pgbench at the DB pool's clients
+        ceiling = {lvl: pgbench[0]["rps"] for lvl in levels}
+        ceiling_label = f"ceiling (pgbench, {pgbench[0].get('connections')} clients)"
     subtitle = f"{meta.get('date', '')} · {meta.get('cpu', '')} · wrk -d{meta.get('duration_s')}s"
     charts = {
         "sweep-throughput": ("steady req/s, log scale", lambda c: throughput(c), "log"),
@@ -75,7 +80,7 @@ def draw(run, out_dir):
             fig, (ax, pct) = plt.subplots(1, 2, figsize=(14, 5.5), layout="constrained")
             xs = sorted(ceiling)
             ax.plot(xs, [ceiling[x] for x in xs], linestyle="--", color="black", linewidth=1.5,
-                    label="ceiling (wrk straight at remote-sleep)")
+                    label=ceiling_label)
             for i, (_v, label, cells) in enumerate(variants):
                 pct.plot(*series(cells, lambda c: c.get("pct_of_ceiling")), marker=MARKERS[i % len(MARKERS)],
                          linewidth=1.6, markersize=5, label=label)
