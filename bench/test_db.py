@@ -238,6 +238,26 @@ class ReportTest(unittest.TestCase):
             self.assertIn("96.8 % of ceiling (pgbench)", line)
             self.assertIn("saturated: the DB pool", line)
 
+    def test_rows_query_bound_uses_pgbench_latency_and_sweep_has_db_columns(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp) / "run"
+            fake_run(root)
+            for cell in (root / "cells").glob("*/cell.json"):
+                data = json.loads(cell.read_text())
+                data["params"]["db_query"] = "rows"
+                data["variant"] = data["app"] + "/" + data["db_driver"]
+                cell.write_text(json.dumps(data))
+            with open(root / "meta.txt", "a") as f:
+                f.write("mode=sweep\nsweep=20\n")
+            report.update(root)
+            run = json.loads((root / "results.json").read_text())
+            # rows: the query's time is pgbench's mean latency (201.5 ms): 10 in flight -> 49.63 req/s
+            self.assertEqual(run["cells"][1]["bound_rps"], 49.63)
+            md = (root / "results.md").read_text()
+            self.assertIn("| DB pool peak / size | waiting | PG CPU ms/req | PG Pss MB | saturated |", md)
+            self.assertIn("| 10 / 10 | 10 | 1.04 | 50 | the DB pool (10/10 connections busy, up to 10 requests waiting) |", md)
+            self.assertIn("Every level's DB pool and PostgreSQL columns: the sweep's tables above.", md)
+
 
 if __name__ == "__main__":
     unittest.main()
