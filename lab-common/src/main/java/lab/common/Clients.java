@@ -16,6 +16,7 @@ import org.springframework.http.client.reactive.ClientHttpResponse;
 import org.springframework.http.client.reactive.JettyClientHttpConnector;
 import org.springframework.http.client.reactive.ReactorClientHttpConnector;
 import org.springframework.web.client.RestClient;
+import org.springframework.web.reactive.function.client.WebClient;
 
 import reactor.core.publisher.Mono;
 
@@ -30,6 +31,48 @@ import reactor.core.publisher.Mono;
 public final class Clients {
 
     private Clients() {
+    }
+
+    /** What a blocking MVC controller calls: the backend's answer, or a RuntimeException ({@link Remote#statusFor}). */
+    @FunctionalInterface
+    public interface Blocking {
+        String call(Integer ms);
+    }
+
+    /** What a WebFlux controller calls: a Mono of the backend's answer. */
+    @FunctionalInterface
+    public interface Reactive {
+        Mono<String> call(Integer ms);
+    }
+
+    /**
+     * The blocking seam, one per backend: RestClient on the lab's HTTP client ({@code --backend http}),
+     * or Spring's JdbcClient on the Hikari pool ({@code --backend postgres}; the sync apps take jdbc only).
+     * The controller's thread waits either way: that is the model.
+     */
+    public static Blocking blocking(Remote remote) {
+        if (remote.config().db() != null) return SpringDb.jdbcClient(remote);
+        RestClient rest = restClient(remote);
+        return ms -> rest.get().uri(remote.uri(ms)).retrieve().body(String.class);
+    }
+
+    /**
+     * The reactive seam, one per backend: WebClient on the lab's HTTP client; or on postgres,
+     * DatabaseClient on the r2dbc pool ({@code r2dbc}), or blocking JDBC on a bounded elastic
+     * scheduler ({@code jdbc-elastic}, the trap). Each in its own class, so that only the chosen
+     * one's libraries load.
+     */
+    public static Reactive reactive(Remote remote) {
+        if (remote.config().db() == null) return WebClients.of(remote);
+        return remote.config().db().driver().equals("r2dbc") ? SpringDb.databaseClient(remote) : SpringDb.elastic(remote);
+    }
+
+    /** WebClient on {@link #connector}: spring-webflux loads only here. */
+    private static final class WebClients {
+        static Reactive of(Remote remote) {
+            WebClient web = WebClient.builder().clientConnector(connector(remote)).build();
+            return ms -> web.get().uri(remote.uri(ms)).retrieve().bodyToMono(String.class);
+        }
     }
 
     /** Blocking (sync MVC, and MVC on virtual threads): RestClient on the matching request factory. */

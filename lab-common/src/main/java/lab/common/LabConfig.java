@@ -16,6 +16,8 @@ import java.util.List;
  * @param shutdownGraceMs   on SIGTERM / Ctrl-C, how long requests in flight may still finish
  *                          before the client is closed forcibly ({@link Launcher#close})
  * @param client            the outbound HTTP client, one of {@link #CLIENTS} ({@link Remote})
+ * @param db                {@code --backend postgres}: the database, its driver and pool; null for the
+ *                          HTTP backend (remote-sleep), the default
  */
 public record LabConfig(
         String app,
@@ -34,7 +36,8 @@ public record LabConfig(
         int fanoutPool,
         int fanoutConcurrency,
         int shutdownGraceMs,
-        String client) {
+        String client,
+        DbConfig db) {
 
     public static final String USAGE = """
             Usage: java -jar <module>.jar [--app ID] --container jetty|tomcat|netty --threads N|vN --port P --admin-port A
@@ -44,7 +47,13 @@ public record LabConfig(
                    [--shutdown-grace-ms 2000] [--fanout-pool 10] [--fanout-concurrency 16] (fan-out apps only)
                    --threads N: N threads may run application code; vN: a virtual thread per request on
                    N carrier threads (JDK 21+, jetty and tomcat). --container netty: the webflux app only.
-                   --client: the outbound HTTP client (default jdk); the fan-out apps run on jdk only.""";
+                   --client: the outbound HTTP client (default jdk); the fan-out apps run on jdk only.
+                   [--backend http|postgres] (default http: --remote) [--db-url postgresql://[user@]host:port/db]
+                   [--db-driver jdbc|r2dbc|jdbc-executor-trap|jdbc-elastic] [--db-pool 10] [--db-acquire-timeout-ms 30000]
+                   [--db-query sleep|rows] [--db-executor-threads 10]
+                   --backend postgres needs --db-url (user default lab), not --remote. --db-driver default: jdbc for
+                   sync-servlet and sync-mvc (only jdbc), r2dbc for async-servlet, async-mvc, nio-servlet (or
+                   jdbc-executor-trap) and webflux (or jdbc-elastic); the fan-out apps take no database.""";
 
     /** The servlet containers: every app runs on both. */
     public static final List<String> CONTAINERS = List.of("jetty", "tomcat");
@@ -77,6 +86,14 @@ public record LabConfig(
         int fanoutConcurrency = 16;
         int shutdownGraceMs = DEFAULT_SHUTDOWN_GRACE_MS;
         String client = JDK;
+        String backend = "http";
+        String dbUrl = null;
+        String dbDriver = null;
+        int dbPool = DbConfig.DEFAULT_POOL;
+        int dbAcquireTimeoutMs = DbConfig.DEFAULT_ACQUIRE_TIMEOUT_MS;
+        String dbQuery = "sleep";
+        int dbExecutorThreads = DbConfig.DEFAULT_EXECUTOR_THREADS;
+        String dbFlag = null;
         for (int i = 0; i < args.length; i++) {
             String flag = args[i];
             if (i + 1 >= args.length) throw new IllegalArgumentException("missing value for " + flag);
@@ -98,15 +115,38 @@ public record LabConfig(
                 case "--fanout-concurrency" -> fanoutConcurrency = intIn(flag, value, 1, 10_000);
                 case "--shutdown-grace-ms" -> shutdownGraceMs = intIn(flag, value, 0, MAX_SHUTDOWN_GRACE_MS);
                 case "--client" -> client = oneOf(flag, value, CLIENTS);
+                case "--backend" -> backend = oneOf(flag, value, DbConfig.BACKENDS);
+                case "--db-url" -> dbUrl = value;
+                case "--db-driver" -> dbDriver = oneOf(flag, value, DbConfig.DRIVERS);
+                case "--db-pool" -> dbPool = intIn(flag, value, 1, 10_000);
+                case "--db-acquire-timeout-ms" -> dbAcquireTimeoutMs = intIn(flag, value, DbConfig.MIN_ACQUIRE_TIMEOUT_MS, 600_000);
+                case "--db-query" -> dbQuery = oneOf(flag, value, DbConfig.QUERIES);
+                case "--db-executor-threads" -> dbExecutorThreads = intIn(flag, value, 1, 10_000);
                 default -> throw new IllegalArgumentException("unknown option " + flag);
             }
+            if (flag.startsWith("--db-")) dbFlag = flag;
         }
         if (app == null) throw new IllegalArgumentException("missing --app (one of " + String.join(", ", apps) + ")");
         if (container == null) throw new IllegalArgumentException("missing --container (jetty, tomcat or netty)");
         if (threads == null) throw new IllegalArgumentException("missing --threads");
         if (port == null) throw new IllegalArgumentException("missing --port");
         if (adminPort == null) throw new IllegalArgumentException("missing --admin-port");
-        if (remote == null) throw new IllegalArgumentException("missing --remote");
+        boolean postgres = backend.equals(DbConfig.POSTGRES);
+        if (remote == null && !postgres) throw new IllegalArgumentException("missing --remote");
+        DbConfig db = null;
+        if (postgres) {
+            if (dbUrl == null) throw new IllegalArgumentException("--backend postgres needs --db-url postgresql://[user@]host:port/db");
+            if (DbConfig.driversFor(app).isEmpty()) throw new IllegalArgumentException(DbConfig.refusal(app, "jdbc"));
+            String driver = dbDriver == null ? DbConfig.driversFor(app).get(0) : dbDriver;
+            if (!DbConfig.driversFor(app).contains(driver)) throw new IllegalArgumentException(DbConfig.refusal(app, driver));
+            // The HTTP client is not used: a --client choice would be printed and mean nothing.
+            if (!client.equals(JDK)) {
+                throw new IllegalArgumentException("--client " + client + ": --backend postgres calls no HTTP client (the driver is --db-driver)");
+            }
+            db = DbConfig.parseUrl(dbUrl, driver, dbPool, dbAcquireTimeoutMs, dbQuery, dbExecutorThreads);
+        } else if (dbFlag != null) {
+            throw new IllegalArgumentException(dbFlag + " needs --backend postgres");
+        }
         boolean virtual = threads.startsWith("v");
         int n = threadCount(threads);
         if (container.equals(NETTY) && !NETTY_APPS.contains(app)) {
@@ -128,7 +168,7 @@ public record LabConfig(
         }
         return new LabConfig(app, container, n, virtual, host, port, adminPort, remote,
                 clientTimeoutMs, connectTimeoutMs, maxConnections, executorThreads, acceptQueue,
-                fanoutPool, fanoutConcurrency, shutdownGraceMs, client);
+                fanoutPool, fanoutConcurrency, shutdownGraceMs, client, db);
     }
 
     /** Without the fan-out and shutdown flags: their defaults (K = 10 threads, C = 16 at once, 2 s grace). */
@@ -137,7 +177,7 @@ public record LabConfig(
             int clientExecutorThreads, int acceptQueue) {
         this(app, container, threads, virtualThreads, host, port, adminPort, remote, clientTimeoutMs,
                 clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue, 10, 16,
-                DEFAULT_SHUTDOWN_GRACE_MS, JDK);
+                DEFAULT_SHUTDOWN_GRACE_MS, JDK, null);
     }
 
     /** {@code N} or {@code vN}, N in 1..10000. */
@@ -163,39 +203,46 @@ public record LabConfig(
     public LabConfig withVirtualThreads() {
         return new LabConfig(app, container, threads, true, host, port, adminPort, remote,
                 clientTimeoutMs, clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue,
-                fanoutPool, fanoutConcurrency, shutdownGraceMs, client);
+                fanoutPool, fanoutConcurrency, shutdownGraceMs, client, db);
     }
 
     public LabConfig withClientTimeoutMs(int ms) {
         return new LabConfig(app, container, threads, virtualThreads, host, port, adminPort, remote,
                 ms, clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue,
-                fanoutPool, fanoutConcurrency, shutdownGraceMs, client);
+                fanoutPool, fanoutConcurrency, shutdownGraceMs, client, db);
     }
 
     public LabConfig withFanout(int pool, int concurrency) {
         return new LabConfig(app, container, threads, virtualThreads, host, port, adminPort, remote, clientTimeoutMs,
                 clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue, pool, concurrency,
-                shutdownGraceMs, client);
+                shutdownGraceMs, client, db);
     }
 
     public LabConfig withShutdownGraceMs(int ms) {
         return new LabConfig(app, container, threads, virtualThreads, host, port, adminPort, remote, clientTimeoutMs,
                 clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue, fanoutPool,
-                fanoutConcurrency, ms, client);
+                fanoutConcurrency, ms, client, db);
     }
 
     /** The same on another outbound client ({@code --client}). */
     public LabConfig withClient(String name) {
         return new LabConfig(app, container, threads, virtualThreads, host, port, adminPort, remote, clientTimeoutMs,
                 clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue, fanoutPool,
-                fanoutConcurrency, shutdownGraceMs, oneOf("--client", name, CLIENTS));
+                fanoutConcurrency, shutdownGraceMs, oneOf("--client", name, CLIENTS), db);
     }
 
     /** The same with {@code --client-max-connections n} (0 = no cap). */
     public LabConfig withClientMaxConnections(int n) {
         return new LabConfig(app, container, threads, virtualThreads, host, port, adminPort, remote, clientTimeoutMs,
                 clientConnectTimeoutMs, n, clientExecutorThreads, acceptQueue, fanoutPool,
-                fanoutConcurrency, shutdownGraceMs, client);
+                fanoutConcurrency, shutdownGraceMs, client, db);
+    }
+
+    /** The same on {@code --backend postgres} with {@code db} (null: the HTTP backend). */
+    public LabConfig withDb(DbConfig db) {
+        return new LabConfig(app, container, threads, virtualThreads, host, port, adminPort, remote, clientTimeoutMs,
+                clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue, fanoutPool,
+                fanoutConcurrency, shutdownGraceMs, client, db);
     }
 
     /** {@code --threads} as given: {@code 200} or {@code v1}. */

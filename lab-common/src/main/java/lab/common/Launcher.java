@@ -68,7 +68,10 @@ public final class Launcher implements AutoCloseable {
         } catch (Exception e) {
             // A port in use must end the process: the container's non-daemon threads would
             // otherwise keep a half-started JVM alive.
-            System.err.println("ERROR: could not start " + config.app() + " on " + config.container() + ": " + e);
+            Throwable root = e;
+            while (root.getCause() != null && root.getCause() != root) root = root.getCause();
+            System.err.println("ERROR: could not start " + config.app() + " on " + config.container() + ": " + e
+                    + (root == e ? "" : " (caused by " + root + ")"));
             System.exit(1);
             return;
         }
@@ -128,7 +131,7 @@ public final class Launcher implements AutoCloseable {
                 + (endpoint.limits().isEmpty() ? "" : " [" + endpoint.limits() + "]")
                 + " admin=http://" + config.host() + ":" + adminPort() + "/stats"
                 + " " + Profiler.describe()
-                + " remote=" + config.remote()
+                + (config.db() == null ? " remote=" + config.remote() : " backend=postgres db=" + config.db().url())
                 + " [" + remote.describe() + "]"
                 + " shutdownGrace=" + config.shutdownGraceMs() + "ms"
                 + " commonPoolParallelism=" + java.util.concurrent.ForkJoinPool.getCommonPoolParallelism()
@@ -182,10 +185,10 @@ public final class Launcher implements AutoCloseable {
         if (client == Remote.Closed.CLEAN || (client == Remote.Closed.UNSUPPORTED && inFlightAtDeadline == 0)) {
             return "shutdown: stopped in " + tookMs + " ms (grace " + config.shutdownGraceMs() + " ms), "
                     + inFlightAtStart + " request" + (inFlightAtStart == 1 ? "" : "s") + " in flight at the signal;"
-                    + " no remote call had to be cut short; " + client + containerState;
+                    + " no remote call had to be cut short; " + remote.describe(client) + containerState;
         }
         return "shutdown: " + inFlightAtDeadline + " request" + (inFlightAtDeadline == 1 ? "" : "s") + " in flight cut short after "
-                + TimeUnit.NANOSECONDS.toMillis(Math.min(graceEnd, deadline) - start) + " ms grace; " + client
+                + TimeUnit.NANOSECONDS.toMillis(Math.min(graceEnd, deadline) - start) + " ms grace; " + remote.describe(client)
                 + " (" + inFlightAtStart + " in flight at the signal; stopped in " + tookMs + " ms)" + containerState;
     }
 

@@ -4,7 +4,8 @@ import java.io.IOException;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * One outbound HTTP client ({@code --client}) behind {@link Remote}: its blocking and async APIs
+ * One outbound HTTP client ({@code --client}) — or, with {@code --backend postgres}, one database
+ * driver and its pool ({@link JdbcOutbound}, {@link R2dbcOutbound}) — behind {@link Remote}: its blocking and async APIs
  * for the servlet models, its limits for the {@code lab:} line, and its shutdown by a deadline.
  * Spring's adapters on it (for MVC and WebFlux) are in {@link Clients}, so that nothing here
  * needs Spring (nio-servlet has none). The apps only ever see Remote, so a model class does not
@@ -41,6 +42,14 @@ interface Outbound {
 
     /** Every limit of the client, for the {@code lab:} line. */
     String describe();
+
+    /**
+     * On {@code --container netty}: the {@code LoopResources} this outbound already runs on, which
+     * the server must run on too (shared); null otherwise. Typed Object: see {@link Remote#nettyServerLoops}.
+     */
+    default Object serverLoops() {
+        return null;
+    }
 
     /** See {@link Remote#close(long)}. */
     Remote.Closed close(long deadlineNanos);

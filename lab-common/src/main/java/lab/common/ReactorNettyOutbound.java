@@ -76,6 +76,11 @@ final class ReactorNettyOutbound implements Outbound {
         return shared ? loops : null;
     }
 
+    @Override
+    public Object serverLoops() {
+        return sharedLoops();
+    }
+
     /** The body on the client's event loop (counted there), or the failure. */
     private Mono<String> mono(Integer ms) {
         return http.get().uri(remote.uri(ms))

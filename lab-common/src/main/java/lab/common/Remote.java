@@ -41,6 +41,12 @@ public final class Remote implements AutoCloseable {
         this.stats = stats;
         // Only the chosen client's classes load: a module without Reactor Netty or Jetty's client
         // (the fan-out apps) never touches them.
+        // --backend postgres: the database behind the same two calls. Only the chosen driver's
+        // classes load: an r2dbc run never touches HikariCP, nor a jdbc run R2DBC.
+        if (config.db() != null) {
+            this.out = config.db().driver().equals("r2dbc") ? new R2dbcOutbound(this, config) : new JdbcOutbound(this, config);
+            return;
+        }
         this.out = switch (config.client()) {
             case "reactor-netty" -> new ReactorNettyOutbound(this, config);
             case "jetty" -> new JettyOutbound(this, config);
@@ -69,7 +75,7 @@ public final class Remote implements AutoCloseable {
      * that Spring's look at this bean never needs Reactor Netty on the classpath.
      */
     Object nettyServerLoops() {
-        return out instanceof ReactorNettyOutbound reactor ? reactor.sharedLoops() : null;
+        return out.serverLoops();
     }
 
     public Duration timeout() {
@@ -130,6 +136,10 @@ public final class Remote implements AutoCloseable {
 
     /** 504 when the remote did not answer in time, 502 for anything else it got wrong. */
     public static int statusFor(Throwable failure) {
+        // The database's failures come mapped by their driver (503 pool, 502 down, 504 statement
+        // timeout): checked first, or the rule below would make a pool's acquire timeout a 504.
+        DbFailure db = DbFailure.in(failure);
+        if (db != null) return db.status();
         for (Throwable t = failure; t != null; t = t.getCause()) {
             if (t instanceof HttpTimeoutException || t instanceof TimeoutException) return 504;
             // Each client names its own: SocketTimeoutException (Spring's Jetty request), Netty's
@@ -141,6 +151,8 @@ public final class Remote implements AutoCloseable {
 
     /** A one-line reason for an error body. */
     public static String reasonFor(Throwable failure) {
+        DbFailure db = DbFailure.in(failure);
+        if (db != null) return db.getMessage();
         // Name the I/O failure (ConnectException, HttpTimeoutException), not the wrappers around it.
         Throwable shown = failure;
         for (Throwable t = failure; t != null; t = t.getCause()) {
@@ -156,6 +168,12 @@ public final class Remote implements AutoCloseable {
     /** Printed at start: every client limit, so a result never inherits a hidden cap. */
     public String describe() {
         return out.describe();
+    }
+
+    /** How {@code closed} reads in the shutdown line: the HTTP client's words, or the database pool's. */
+    public String describe(Closed closed) {
+        return config.db() == null ? closed.toString()
+                : closed.toString().replace("HTTP client", "database pool (" + config.db().driver() + ")");
     }
 
     /** {@link #close(long)} with the configured grace ({@code --shutdown-grace-ms}) from now. */

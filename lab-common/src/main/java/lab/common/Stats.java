@@ -42,6 +42,8 @@ public final class Stats {
     /** Every thread that ever ran application code, kept across resets: a thread stuck since before one is still stuck. */
     private final Set<String> appThreads = ConcurrentHashMap.newKeySet();
     private volatile IntSupplier queued = () -> 0;
+    /** {@code --backend postgres}: the pool's numbers ({@link DbStats}); null on the HTTP backend, and then absent. */
+    private volatile DbStats db;
 
     public Stats(LabConfig config) {
         this.config = config;
@@ -101,6 +103,11 @@ public final class Stats {
         this.queued = containerQueue;
     }
 
+    /** Where to read the database pool's numbers (the outbound calls it once it is filled). */
+    void dbOf(DbStats pool) {
+        this.db = pool;
+    }
+
     public int inFlight() {
         return inFlight.get();
     }
@@ -137,6 +144,8 @@ public final class Stats {
         virtualThreads.set(0);
         generation.incrementAndGet();
         THREADS.resetPeakThreadCount();
+        DbStats pool = db;
+        if (pool != null) pool.reset();
     }
 
     public String toJson() {
@@ -155,6 +164,7 @@ public final class Stats {
                 + ",\"busyThreads\":" + jsonArray(busyThreads())
                 + ",\"liveThreads\":" + THREADS.getThreadCount()
                 + ",\"peakThreads\":" + THREADS.getPeakThreadCount()
+                + (db == null ? "" : ",\"db\":" + db.toJson())
                 + "}";
     }
 

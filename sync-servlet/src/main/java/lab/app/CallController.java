@@ -8,8 +8,6 @@ import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
-import org.springframework.web.client.RestClient;
-import org.springframework.web.client.RestClientException;
 
 import lab.common.Clients;
 import lab.common.Filler;
@@ -18,20 +16,21 @@ import lab.common.Replies;
 import lab.common.SpringMvc;
 
 /**
- * Spring MVC, blocking: RestClient on the lab's client ({@code --client}; the JDK's by default),
- * its request factory set explicitly by {@link Clients}: {@code RestClient.builder()} would pick
- * Apache, Jetty or Reactor Netty's client from the classpath, with their own connection caps
- * (docs/traps.md #10).
+ * Spring MVC, blocking: the backend through {@link Clients#blocking} — RestClient on the lab's
+ * client ({@code --client}; the JDK's by default), its request factory set explicitly:
+ * {@code RestClient.builder()} would pick Apache, Jetty or Reactor Netty's client from the
+ * classpath, with their own connection caps (docs/traps.md #10); or JdbcClient on the Hikari pool
+ * ({@code --backend postgres}). This thread waits for either.
  */
 @RestController
 public class CallController {
 
     private final Remote remote;
-    private final RestClient client;
+    private final Clients.Blocking client;
 
     public CallController(Remote remote) {
         this.remote = remote;
-        this.client = Clients.restClient(remote);
+        this.client = Clients.blocking(remote);
     }
 
     @GetMapping("/call")
@@ -56,10 +55,10 @@ public class CallController {
             return reply(400, e.getMessage());
         }
         try {
-            String body = client.get().uri(remote.uri(parsed)).retrieve().body(String.class); // blocks this thread
+            String body = client.call(parsed); // blocks this thread
             remote.stats().clientThread();
             return reply(200, Replies.answer(body, bytesRead), filler);
-        } catch (RestClientException e) {
+        } catch (RuntimeException e) {
             return reply(Remote.statusFor(e), Remote.reasonFor(e));
         }
     }

@@ -10,7 +10,6 @@ import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
-import org.springframework.web.reactive.function.client.WebClient;
 
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -21,10 +20,11 @@ import lab.common.Remote;
 import lab.common.Replies;
 
 /**
- * WebFlux: a {@link Mono} from WebClient on the lab's client ({@code --client}; the JDK's by
- * default, Reactor Netty's on its own pool, or Jetty's). The connector is set explicitly by
- * {@link Clients}; {@code WebClient.create()} would use Reactor Netty's shared pool and its limits
- * (docs/traps.md #1 and #10). The answer is a stream of buffers: WebFlux writes each one only
+ * WebFlux: a {@link Mono} from the backend through {@link Clients#reactive} — WebClient on the
+ * lab's client ({@code --client}; the JDK's by default, Reactor Netty's on its own pool, or
+ * Jetty's), its connector set explicitly: {@code WebClient.create()} would use Reactor Netty's
+ * shared pool and its limits (docs/traps.md #1 and #10); or, on {@code --backend postgres},
+ * DatabaseClient on the r2dbc pool, or JDBC on a bounded elastic scheduler (the trap). The answer is a stream of buffers: WebFlux writes each one only
  * when the connection can take it (a Servlet 3.1 WriteListener underneath) and asks for the next
  * one after that, so a slow reader holds no thread and no more than a chunk or two in memory.
  */
@@ -32,12 +32,12 @@ import lab.common.Replies;
 public class CallController {
 
     private final Remote remote;
-    private final WebClient client;
+    private final Clients.Reactive client;
 
     public CallController(Remote remote) {
         this.remote = remote;
         // The lab's client, its timeout, and (JDK) nothing left behind by a call cancelled mid-answer.
-        this.client = WebClient.builder().clientConnector(Clients.connector(remote)).build();
+        this.client = Clients.reactive(remote);
     }
 
     @GetMapping("/call")
@@ -70,7 +70,7 @@ public class CallController {
         } catch (IllegalArgumentException e) {
             return Mono.just(reply(400, e.getMessage()));
         }
-        return client.get().uri(remote.uri(parsed)).retrieve().bodyToMono(String.class)
+        return client.call(parsed)
                 .doOnNext(body -> remote.stats().clientThread())
                 .map(body -> reply(200, Replies.answer(body, bytesRead), filler))
                 .onErrorResume(failure -> Mono.just(reply(Remote.statusFor(failure), Remote.reasonFor(failure))));

@@ -1,0 +1,89 @@
+package lab.common;
+
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.IntSupplier;
+import java.util.function.Supplier;
+
+/**
+ * The {@code db} object of /stats (absent on the HTTP backend). {@code active} and {@code waiting}
+ * are counted by the outbound itself around every acquire and release, the same way for both
+ * drivers, so they are exact and comparable; the pool's own numbers (Hikari's HikariPoolMXBean,
+ * r2dbc-pool's PoolMetrics) come beside them under {@code pool}. The peaks, timeouts and errors
+ * start again at {@code POST /stats/reset}, as Stats' maxInFlight and errors do.
+ */
+final class DbStats {
+
+    private final String driver;
+    private final int poolSize;
+    private final AtomicInteger active = new AtomicInteger();
+    private final AtomicInteger waiting = new AtomicInteger();
+    private final AtomicInteger peakActive = new AtomicInteger();
+    private final AtomicInteger peakWaiting = new AtomicInteger();
+    private final AtomicLong acquireTimeouts = new AtomicLong();
+    private final AtomicLong errors = new AtomicLong();
+    private volatile IntSupplier idle = () -> -1;
+    private volatile Supplier<String> own = () -> "{}";
+
+    DbStats(String driver, int poolSize) {
+        this.driver = driver;
+        this.poolSize = poolSize;
+    }
+
+    /** The pool's own idle count and its numbers as a JSON object, read at each /stats. */
+    void poolOf(IntSupplier idleConnections, Supplier<String> ownJson) {
+        this.idle = idleConnections;
+        this.own = ownJson;
+    }
+
+    void acquiring() {
+        peakWaiting.accumulateAndGet(waiting.incrementAndGet(), Math::max);
+    }
+
+    /** The wait ended: with a connection ({@code got}) or without. */
+    void acquired(boolean got) {
+        waiting.decrementAndGet();
+        if (got) peakActive.accumulateAndGet(active.incrementAndGet(), Math::max);
+    }
+
+    void released() {
+        active.decrementAndGet();
+    }
+
+    void acquireTimeout() {
+        acquireTimeouts.incrementAndGet();
+    }
+
+    void error() {
+        errors.incrementAndGet();
+    }
+
+    int active() {
+        return active.get();
+    }
+
+    int waiting() {
+        return waiting.get();
+    }
+
+    void reset() {
+        peakActive.set(active.get());
+        peakWaiting.set(waiting.get());
+        acquireTimeouts.set(0);
+        errors.set(0);
+    }
+
+    String toJson() {
+        return "{\"driver\":\"" + driver + "\""
+                + ",\"poolSize\":" + poolSize
+                + ",\"active\":" + active.get()
+                + ",\"idle\":" + idle.getAsInt()
+                + ",\"waiting\":" + waiting.get()
+                + ",\"peakActive\":" + peakActive.get()
+                + ",\"peakWaiting\":" + peakWaiting.get()
+                + ",\"acquireTimeouts\":" + acquireTimeouts.get()
+                + ",\"errors\":" + errors.get()
+                + ",\"pool\":" + own.get()
+                + "}";
+    }
+}
