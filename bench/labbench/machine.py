@@ -65,7 +65,7 @@ def check(s):
     pg_bindir = ensure_postgresql() if s.backend == "postgres" else ""
     charts = ensure_matplotlib() if s.mode == "sweep" else ""
     build_if_stale(s, java_home)
-    return Machine(java, java_home, version, major, nofile, hard, vegeta, charts, pg_bindir)
+    return Machine(java, java_home, version, major, nofile, hard, vegeta=vegeta, charts=charts, pg_bindir=pg_bindir)
 
 
 def ensure_matplotlib():
