@@ -218,6 +218,28 @@ public abstract class DbContract extends RemoteFixture {
         }
     }
 
+    /** The pool is closed by the shutdown's deadline: a query still running at its end is cut short. */
+    @Test
+    void poolClosesByTheDeadline() throws Exception {
+        assumeTrue(errorCases, "once per driver: in sync-servlet (jdbc) and async-servlet (r2dbc)");
+        String app = apps.get(0);
+        Launcher lab = Launcher.start(config(app, containerFor(app), 1, db(app, null).withPool(2, 1_000)).withShutdownGraceMs(300), factory);
+        CompletableFuture<HttpResponse<String>> waiting = http.sendAsync(request(lab, "?ms=5000"), HttpResponse.BodyHandlers.ofString());
+        for (int i = 0; i < 100 && lab.stats().inFlight() == 0; i++) Thread.sleep(20);
+        long start = System.nanoTime();
+        String line = lab.stop();
+        double seconds = (System.nanoTime() - start) / 1e9;
+        System.out.printf("db shutdown (%s): %.2f s: %s%n", app, seconds, line);
+        assertTrue(seconds < 3.0, "stopped in " + seconds + " s: " + line);
+        assertTrue(line.contains(" cut short after ") && line.contains("database pool (" + DbConfig.driversFor(app).get(0) + ") closed forcibly"), line);
+        try {
+            HttpResponse<String> cut = waiting.get(10, TimeUnit.SECONDS);
+            assertTrue(cut.statusCode() != 200, cut.statusCode() + " " + cut.body());
+        } catch (java.util.concurrent.ExecutionException e) {
+            // the connection closed with the server: cut short too
+        }
+    }
+
     /** A database that cannot be reached at start: the app does not start, and says which URL and why (exit 1). */
     @Test
     void unreachableDatabaseAtStartExits1NamingTheUrl() throws Exception {
