@@ -10,7 +10,9 @@ import java.util.function.Supplier;
  * are counted by the outbound itself around every acquire and release, the same way for both
  * drivers, so they are exact and comparable; the pool's own numbers (Hikari's HikariPoolMXBean,
  * r2dbc-pool's PoolMetrics) come beside them under {@code pool}. The peaks, timeouts and errors
- * start again at {@code POST /stats/reset}, as Stats' maxInFlight and errors do.
+ * start again at {@code POST /stats/reset}, as Stats' maxInFlight and errors do. {@code waiting}
+ * counts every caller inside the pool's acquire, an acquire served at once too: after any call
+ * {@code peakWaiting} is at least 1, and only above 1 did calls overlap in the acquire.
  */
 final class DbStats {
 
