@@ -202,6 +202,10 @@ def fake_run(root):
                                "latency_us": {"mean": 1, "p50": 200000, "p90": 1, "p99": 210000, "max": 220000},
                                "steady_rps": rps, "steady_how": "per-connection spans", "slow_2s": 0})
         write(d / "stats.json", {"inFlight": 0, "db": {"driver": driver, **pool}})
+    # the apps name the pool's size poolSize (the contract: size): both read
+    stats = json.loads((root / "cells" / "02-webflux-jetty-t1-r2dbc-w2-c20" / "stats.json").read_text())
+    stats["db"]["poolSize"] = stats["db"].pop("size")
+    write(root / "cells" / "02-webflux-jetty-t1-r2dbc-w2-c20" / "stats.json", stats)
 
 
 class ReportTest(unittest.TestCase):
@@ -215,6 +219,8 @@ class ReportTest(unittest.TestCase):
             self.assertEqual((sync["db_driver"], sync["ceiling_rps"], sync["bound_rps"], sync["bound_by"]),
                              ("jdbc", 49.6, 5.0, "threads"))
             self.assertEqual((sync["pct_of_ceiling"], sync["pct_of_bound"]), (9.9, 98.0))
+            self.assertEqual(db.ceiling_rps(97.0, 100, 20), 19.4)      # fewer connections than pgbench's clients
+            self.assertEqual(db.ceiling_rps(97.0, 100, 1000), 97.0)
             self.assertEqual((flux["bound_rps"], flux["bound_by"], flux["pct_of_bound"]), (50.0, "DB pool", 96.0))
             self.assertEqual(flux["db_limit"], "saturated: the DB pool (10/10 connections busy, up to 10 requests waiting)")
             self.assertEqual((flux["cpu_db_ms_per_request"], flux["db_pss_mb"]), (1.04, 50.0))
@@ -225,7 +231,7 @@ class ReportTest(unittest.TestCase):
                           "| 0 | 10 / 10 | 10 | 0 | 5.21 | 1.04 | 200 | 50 | the DB pool (10/10 connections busy, "
                           "up to 10 requests waiting) |", md)
             self.assertIn("**How to read this.**", md)
-            for column in ("*% of pgbench*", "*bound*", "*% of bound*", "*non-2xx*", "*DB pool peak / size*",
+            for column in ("*% of ceiling*", "*bound*", "*% of bound*", "*non-2xx*", "*DB pool peak / size*",
                            "*peak waiting*", "*acquire timeouts*", "*PG CPU ms/req*", "*PG Pss MB*", "*limited by*"):
                 self.assertIn(column, md)
             self.assertIn("| webflux · r2dbc |", md)                  # the verdict: a row per driver

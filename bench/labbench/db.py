@@ -153,18 +153,36 @@ def in_flight_bound(connections, threads, thread_per_request, db_pool, driver, e
     return min(caps, key=lambda c: c[0])
 
 
+def ceiling_rps(pgbench_tps, pgbench_clients, connections):
+    """A DB cell's ceiling: pgbench's tps with as many clients as the DB pool, scaled down by
+    connections / clients when wrk has fewer connections than that: a closed loop of C connections
+    gets at most C queries' worth from the same database, so 20 connections against a pool of 100
+    reads 100 %, not 20 %, when it gets all the database gives 20 clients."""
+    if not pgbench_tps:
+        return None
+    if pgbench_clients and connections and connections < pgbench_clients:
+        return round(pgbench_tps * connections / pgbench_clients, 2)
+    return pgbench_tps
+
+
 def bound_rps(n, query_ms):
     """n queries in flight, each query_ms long: at most n / query time per second (None when the
     query's time is unknown)."""
     return round(1000.0 * n / query_ms, 2) if query_ms else None
 
 
+def pool_size(db):
+    """The pool's size from /stats' db object (the apps name it poolSize; the issue's contract size)."""
+    return (db or {}).get("poolSize", (db or {}).get("size"))
+
+
 def pool_limit(db):
     """What the DB pool says of a cell, from /stats' db object: "saturated: the DB pool ..." when
-    every connection was busy at once and requests queued for one; else None."""
+    every connection was busy at once and requests queued for one; else None. (A request counts as
+    waiting while it acquires, even from a pool with idle connections: waiting alone says nothing.)"""
     if not db:
         return None
-    size, peak, waiting = db.get("size"), db.get("peakActive"), db.get("peakWaiting") or 0
+    size, peak, waiting = pool_size(db), db.get("peakActive"), db.get("peakWaiting") or 0
     if size and peak is not None and peak >= size and waiting > 0:
         timeouts = db.get("acquireTimeouts") or 0
         return (f"saturated: the DB pool ({peak}/{size} connections busy, up to {waiting} requests waiting"

@@ -19,7 +19,7 @@ COMMON = [
 
 # BACKEND=postgres runs only (an HTTP run's columns stay as they were).
 DB = ["db_driver", "db_query", "bound_by", "pct_of_bound", "db_pool_size", "db_peak_active", "db_peak_waiting",
-      "db_acquire_timeouts", "db_errors", "db_limit", "cpu_db_s", "cpu_db_ms_per_request", "db_pss_mb", "db_processes"]
+      "db_acquire_timeouts", "db_errors", "db_limit", "cpu_db_s", "cpu_db_cores", "cpu_db_ms_per_request", "db_pss_mb", "db_processes"]
 
 
 def columns(with_db=False):

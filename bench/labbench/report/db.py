@@ -46,7 +46,8 @@ def cell_figures(rec, r, d, ceilings):
     n, by = db.in_flight_bound(r.connections, rec["threads"], r.thread_per_request, r.params.get("db_pool"),
                                r.db_driver, r.params.get("db_executor_threads"))
     rec["bound_rps"], rec["bound_by"] = db.bound_rps(n, query_ms(r, ceiling)), by
-    rec["ceiling_rps"] = ceiling.get("rps") if ceiling else None
+    rec["ceiling_rps"] = db.ceiling_rps(ceiling.get("rps"), ceiling.get("connections"), r.connections) if ceiling \
+        else None
     got = throughput(rec)
     rec["pct_of_ceiling"] = round(100.0 * got / rec["ceiling_rps"], 1) if got is not None and rec["ceiling_rps"] else None
     rec["pct_of_bound"] = round(100.0 * got / rec["bound_rps"], 1) if got is not None and rec["bound_rps"] else None
@@ -55,11 +56,12 @@ def cell_figures(rec, r, d, ceilings):
     pss = r.measured.get("peak_db_pss_kb")
     rec.update({
         "db_driver": r.db_driver, "db_query": r.params.get("db_query"),
-        "db_pool_size": pool.get("size", r.params.get("db_pool")), "db_peak_active": pool.get("peakActive"),
+        "db_pool_size": db.pool_size(pool) or r.params.get("db_pool"), "db_peak_active": pool.get("peakActive"),
         "db_peak_waiting": pool.get("peakWaiting"), "db_acquire_timeouts": pool.get("acquireTimeouts"),
         "db_errors": pool.get("errors"), "db_limit": db.pool_limit(pool),
         "db_executor_threads": r.params.get("db_executor_threads"),
-        "cpu_db_s": cpu, "cpu_db_ms_per_request": round(1000.0 * cpu / requests, 2) if cpu is not None and requests
+        "cpu_db_s": cpu, "cpu_db_cores": round(cpu / r.duration_s, 2) if cpu is not None and r.duration_s else None,
+        "cpu_db_ms_per_request": round(1000.0 * cpu / requests, 2) if cpu is not None and requests
         else None,
         "db_pss_mb": round(pss / 1024.0, 1) if pss else None, "db_processes": r.measured.get("db_processes"),
     })
@@ -92,20 +94,23 @@ def pgbench_lines(calibration):
     return "".join(out)
 
 
-COLUMNS = ["app", "container", "threads", "driver", "wrk -c", "steady req/s", "% of pgbench", "bound", "% of bound",
+COLUMNS = ["app", "container", "threads", "driver", "wrk -c", "steady req/s", "% of ceiling", "bound", "% of bound",
            "p99", "non-2xx", "DB pool peak / size", "peak waiting", "acquire timeouts", "app CPU ms/req",
            "PG CPU ms/req", "app RSS MB", "PG Pss MB", "limited by"]
 
 HOW_TO_READ = """
-**How to read this.** *% of pgbench*: the cell's steady req/s against pgbench's tps, the same query with as
-many clients as the app's DB pool straight at PostgreSQL: what the database serves through that many
-connections. *bound*: Little's law, min(connections, platform threads of a thread-per-request app, DB pool,
-executor threads of jdbc-executor-trap / jdbc-elastic) / the query's time, the smallest named in brackets;
+**How to read this.** *% of ceiling*: the cell's steady req/s against pgbench's tps (the same query with
+as many clients as the app's DB pool, straight at PostgreSQL: what the database serves through that many
+connections), scaled by wrk -c / pgbench's clients when the cell has fewer connections than that (a closed
+loop of C connections can get at most C clients' worth). *bound*: Little's law, min(connections, platform
+threads of a thread-per-request app, DB pool, executor threads of jdbc-executor-trap / jdbc-elastic) / the
+query's time, the smallest named in brackets;
 *% of bound*: how much of it the model delivered (a model at ~100 % of a bound below the ceiling is limited by
 that resource, not broken). *non-2xx*: wrk's status errors: 503 when a request waited longer than
 DB_ACQUIRE_TIMEOUT_MS for a pool connection, 502 when the database failed. *DB pool peak / size*: the most
 connections busy at once (the app's /stats, over the measured window) against the pool's size; *peak waiting*:
-the most requests queued for a connection at once; *acquire timeouts*: the waits that ran out (each one a 503).
+the most requests acquiring a connection at once (the apps count a request from the moment it asks, so a
+few show even with idle connections: only with every connection busy does it mean a queue); *acquire timeouts*: the waits that ran out (each one a 503).
 *app CPU ms/req* and *PG CPU ms/req*: CPU time per answered request of the app's JVM and of every PostgreSQL
 process of the cluster (utime + stime from /proc, the postmaster's exited children included); *app RSS MB*: the
 app's peak resident memory; *PG Pss MB*: the cluster's peak proportional set size, shared memory divided among

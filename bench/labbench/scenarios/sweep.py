@@ -189,8 +189,10 @@ def saturated(c, cores=2):
 
 
 def cpu_text(c):
+    backend = (f"PostgreSQL {f_cores(c.get('cpu_db_cores'))}" if c.get("db_driver")
+               else f"remote-sleep {f_cores(c.get('cpu_remote_cores'))}")
     return (f"box CPU {c.get('cpu_box_pct')} %, app {f_cores(c.get('cpu_app_cores'))} cores, "
-            f"wrk {f_cores(c.get('cpu_wrk_cores'))}, remote-sleep {f_cores(c.get('cpu_remote_cores'))}")
+            f"wrk {f_cores(c.get('cpu_wrk_cores'))}, {backend}")
 
 
 def knee(cells, cores=2):
@@ -298,14 +300,20 @@ def sweep_section(run, chart_names):
     head = ("\n## How far does each model scale? (the sweep)\n\n"
             f"Each variant ran at every level of `SWEEP` ({', '.join(map(str, levels))} connections; wrk "
             f"-t{' -t'.join(map(str, meta.get('wrk_threads') or []))}, {meta.get('duration_s')} s per cell), on a "
-            f"fresh JVM per level warmed up at that level, with a calibration cell (wrk straight at remote-sleep) "
-            f"at every level.\n\n### How to read the sweep\n\n"
+            f"fresh JVM per level warmed up at that level, with {calibration_text(run)}.\n\n### How to read the sweep\n\n"
             f"The knee is the first level below {KNEE_PCT:g} % of that level's ceiling, or with "
             f"errors; *saturated* names what ran out there, from a measurement (the pool by Little's law, box CPU "
             f"≥ 95 %, app CPU near its N threads, wrk CPU near its -t). wrk, remote-sleep and the app share "
             f"{meta.get('cores') or 2} cores (docs/traps.md #13–#15). Every column: docs/reading-results.md, "
             f"\"Sweep tables\".\n")
     return head + knees_and_charts(run, chart_names) + memory_table(run) + every_level(run)
+
+
+def calibration_text(run):
+    if any(c.get("db_driver") for c in run["cells"]):     # BACKEND=postgres (report/db.py)
+        return ("pgbench's tps as the ceiling (the same query with as many clients as the DB pool, scaled to a "
+                "level's connections below that)")
+    return "a calibration cell (wrk straight at remote-sleep) at every level"
 
 
 def knees_and_charts(run, chart_names):
