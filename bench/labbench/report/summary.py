@@ -59,7 +59,9 @@ def verdict_text(cells):
     mark = " ⚠" if worst["pct_of_ceiling"] < BELOW else ""
     bound, ceiling, steady = worst.get("bound_rps"), worst.get("ceiling_rps"), worst.get("steady_rps")
     if mark and bound and ceiling and bound < ceiling and steady is not None and steady >= 0.9 * bound:
-        mark += f" (its pool's bound: {100 * bound / ceiling:.0f} %)"   # Little's law, not a failure
+        by = worst.get("bound_by")     # BACKEND=postgres: connections, threads, DB pool or executor threads
+        mark += (f" (its {by} bound: {100 * bound / ceiling:.0f} %)" if by
+                 else f" (its pool's bound: {100 * bound / ceiling:.0f} %)")   # Little's law, not a failure
     failed = sum(c.get("rounds_failed") or 0 for c in cells)
     if failed:
         mark += f" ({failed} round{'s' if failed > 1 else ''} FAILED)"
