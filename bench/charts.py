@@ -59,9 +59,11 @@ def draw(run, out_dir):
                if c["loadgen"] == "wrk" and c["status"] == "ok"}
     ceiling_label = "ceiling (wrk straight at remote-sleep)"
     pgbench = [c for c in meta["calibration"] if c["loadgen"] == "pgbench" and c["status"] == "ok" and c.get("rps")]
-    if pgbench:      # BACKEND=postgres: one ceiling for every level, pgbench at the DB pool's clients
-        ceiling = {lvl: pgbench[0]["rps"] for lvl in levels}
-        ceiling_label = f"ceiling (pgbench, {pgbench[0].get('connections')} clients)"
+    if pgbench:      # BACKEND=postgres: pgbench at min(level, DB pool) clients, one per level
+        by_clients = {c.get("connections"): c["rps"] for c in pgbench if c.get("round", 1) == 1}
+        pool = max(by_clients)
+        ceiling = {lvl: by_clients.get(min(lvl, pool)) for lvl in levels}
+        ceiling_label = "ceiling (pgbench, min(connections, DB pool) clients)"
     subtitle = f"{meta.get('date', '')} · {meta.get('cpu', '')} · wrk -d{meta.get('duration_s')}s"
     charts = {
         "sweep-throughput": ("steady req/s, log scale", lambda c: throughput(c), "log"),

@@ -210,21 +210,26 @@ def calibrate(lab, summary, rnd=1):
 
 
 def calibrate_db(lab, summary, rnd=1):
-    """BACKEND=postgres: one calibration per round, pgbench with the app's query and as many
-    clients as its DB pool, straight at PostgreSQL: the DB cells' ceiling. Returns 1."""
+    """BACKEND=postgres: pgbench with the app's query straight at PostgreSQL, once per load level
+    with min(connections, DB pool) clients: what the database serves through as many connections
+    as a cell can keep busy (a closed loop of C connections never has more than C queries out, and
+    the pool never more than its size). Its tps is the DB cells' ceiling at that level. Returns how many ran."""
     s = lab.s
-    d = lab.run_dir / "calibration" / (f"r{rnd}-pgbench" if rnd > 1 else "pgbench")
-    d.mkdir(parents=True)
-    rec = CellRecord(kind="calibration", round=rnd, loadgen="pgbench", connections=s.db_pool,
-                     duration_s=s.duration_s, sleep_ms=s.sleep_ms, params=db.cell_params(s))
-    rec.save(d / "cell.json")
-    print(f"== calibration{f' (round {rnd})' if rnd > 1 else ''}: pgbench -c {s.db_pool} "
-          f"({s.db_query} query) straight at PostgreSQL")
-    reason, rec.measured = loadgens.get("pgbench").calibrate(lab, d)
-    rec.status = "ok" if reason is None else f"FAILED: {reason}"
-    rec.save(d / "cell.json")
-    print(f"   ceiling: {summary(d)}")
-    return 1
+    levels = db.pgbench_clients(s)
+    for clients in levels:
+        name = f"pgbench-c{clients}"
+        d = lab.run_dir / "calibration" / (f"r{rnd}-{name}" if rnd > 1 else name)
+        d.mkdir(parents=True)
+        rec = CellRecord(kind="calibration", round=rnd, loadgen="pgbench", connections=clients,
+                         duration_s=s.duration_s, sleep_ms=s.sleep_ms, params=db.cell_params(s))
+        rec.save(d / "cell.json")
+        print(f"== calibration{f' (round {rnd})' if rnd > 1 else ''}: pgbench -c {clients} "
+              f"({s.db_query} query) straight at PostgreSQL")
+        reason, rec.measured = loadgens.get("pgbench").calibrate(lab, d, clients)
+        rec.status = "ok" if reason is None else f"FAILED: {reason}"
+        rec.save(d / "cell.json")
+        print(f"   ceiling: {summary(d)}")
+    return len(levels)
 
 
 class App:

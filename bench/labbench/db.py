@@ -153,11 +153,15 @@ def in_flight_bound(connections, threads, thread_per_request, db_pool, driver, e
     return min(caps, key=lambda c: c[0])
 
 
+def pgbench_clients(s):
+    """pgbench's client counts of a run: min(connections, DB pool) for each load level."""
+    return sorted({min(c, s.db_pool) for c in s.connections})
+
+
 def ceiling_rps(pgbench_tps, pgbench_clients, connections):
-    """A DB cell's ceiling: pgbench's tps with as many clients as the DB pool, scaled down by
-    connections / clients when wrk has fewer connections than that: a closed loop of C connections
-    gets at most C queries' worth from the same database, so 20 connections against a pool of 100
-    reads 100 %, not 20 %, when it gets all the database gives 20 clients."""
+    """A DB cell's ceiling: pgbench's tps at min(connections, DB pool) clients (one calibration per
+    level). Only a run without that level's pgbench (an older one) scales another level's tps by
+    connections / clients: a closed loop of C connections gets at most C queries' worth."""
     if not pgbench_tps:
         return None
     if pgbench_clients and connections and connections < pgbench_clients:
@@ -178,8 +182,8 @@ def pool_size(db):
 
 def pool_limit(db):
     """What the DB pool says of a cell, from /stats' db object: "saturated: the DB pool ..." when
-    every connection was busy at once and requests queued for one; else None. (A request counts as
-    waiting while it acquires, even from a pool with idle connections: waiting alone says nothing.)"""
+    every connection was busy at once and requests queued for one (peakWaiting: requests that wanted a
+    connection beyond the pool's size); else None."""
     if not db:
         return None
     size, peak, waiting = pool_size(db), db.get("peakActive"), db.get("peakWaiting") or 0

@@ -23,10 +23,10 @@ def script(s):
     return "SELECT id, name, amount FROM lab_rows ORDER BY id LIMIT 10;\n"
 
 
-def command(s, bin_dir, url, script_path):
+def command(s, bin_dir, url, script_path, clients):
     from ..pg import psql_args
     conn = psql_args(bin_dir, url)[1:9]          # -h host -p port -U user -d db
-    return [f"{bin_dir}/pgbench", *conn[:6], "-c", str(s.db_pool), "-j", str(min(2, s.db_pool)),
+    return [f"{bin_dir}/pgbench", *conn[:6], "-c", str(clients), "-j", str(min(2, clients)),
             "-T", str(s.duration_s), "-n", "-f", str(script_path), conn[7]]
 
 
@@ -45,11 +45,11 @@ class PgBench(LoadGen):
     selectable = False
     output = "pgbench.txt"
 
-    def calibrate(self, lab, d):
-        """Run pgbench into d (pgbench.txt), with the box's and the cluster's CPU around it."""
+    def calibrate(self, lab, d, clients):
+        """Run pgbench with `clients` clients into d (pgbench.txt), with the box's and the cluster's CPU around it."""
         s = lab.s
         (d / "query.sql").write_text(script(s))
-        cmd = command(s, lab.db.bindir, lab.db.url, (d / "query.sql").resolve())
+        cmd = command(s, lab.db.bindir, lab.db.url, (d / "query.sql").resolve(), clients)
         print(f"  $ {' '.join(cmd)}")
         box0, window = procs.box_ticks(), lab.db.window()
         rc = procs.run(cmd, out=d / self.output)

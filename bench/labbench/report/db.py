@@ -39,10 +39,22 @@ def query_ms(r, ceiling):
     return (ceiling or {}).get("latency_avg_ms")
 
 
+def pgbench_for(ceilings, rnd, connections, pool):
+    """The pgbench calibration of a DB cell: same round (else round 1), min(connections, pool)
+    clients; else the one nearest above (db.ceiling_rps then scales it down), else any."""
+    runs = {k[2]: c for k, c in ceilings.items() if len(k) == 3 and k[1] == "pgbench" and k[0] == rnd} or \
+        {k[2]: c for k, c in ceilings.items() if len(k) == 3 and k[1] == "pgbench" and k[0] == 1}
+    if not runs:
+        return None
+    want = min(connections or 0, pool or connections or 0)
+    above = [n for n in runs if n >= want]
+    return runs[want] if want in runs else runs[min(above)] if above else runs[max(runs)]
+
+
 def cell_figures(rec, r, d, ceilings):
     """A DB cell's own figures, into rec: its ceiling (pgbench's tps of the same round), its bound
     and what sets it, its DB pool as /stats saw it, PostgreSQL's CPU and memory."""
-    ceiling = ceilings.get((rec["round"], "pgbench")) or ceilings.get((1, "pgbench"))
+    ceiling = pgbench_for(ceilings, rec["round"], r.connections, r.params.get("db_pool"))
     n, by = db.in_flight_bound(r.connections, rec["threads"], r.thread_per_request, r.params.get("db_pool"),
                                r.db_driver, r.params.get("db_executor_threads"))
     rec["bound_rps"], rec["bound_by"] = db.bound_rps(n, query_ms(r, ceiling)), by
@@ -99,18 +111,17 @@ COLUMNS = ["app", "container", "threads", "driver", "wrk -c", "steady req/s", "%
            "PG CPU ms/req", "app RSS MB", "PG Pss MB", "limited by"]
 
 HOW_TO_READ = """
-**How to read this.** *% of ceiling*: the cell's steady req/s against pgbench's tps (the same query with
-as many clients as the app's DB pool, straight at PostgreSQL: what the database serves through that many
-connections), scaled by wrk -c / pgbench's clients when the cell has fewer connections than that (a closed
-loop of C connections can get at most C clients' worth). *bound*: Little's law, min(connections, platform
+**How to read this.** *% of ceiling*: the cell's steady req/s against pgbench's tps (the same query
+straight at PostgreSQL with min(wrk -c, DB pool) clients, measured at each load level: what the database
+serves through as many connections as the cell can keep busy). *bound*: Little's law, min(connections, platform
 threads of a thread-per-request app, DB pool, executor threads of jdbc-executor-trap / jdbc-elastic) / the
 query's time, the smallest named in brackets;
 *% of bound*: how much of it the model delivered (a model at ~100 % of a bound below the ceiling is limited by
 that resource, not broken). *non-2xx*: wrk's status errors: 503 when a request waited longer than
 DB_ACQUIRE_TIMEOUT_MS for a pool connection, 502 when the database failed. *DB pool peak / size*: the most
 connections busy at once (the app's /stats, over the measured window) against the pool's size; *peak waiting*:
-the most requests acquiring a connection at once (the apps count a request from the moment it asks, so a
-few show even with idle connections: only with every connection busy does it mean a queue); *acquire timeouts*: the waits that ran out (each one a 503).
+the most requests that wanted a connection while all of the pool's were in use (the app counts requests in
+the pool's acquire plus connections in use, minus the pool's size: a queue for the pool); *acquire timeouts*: the waits that ran out (each one a 503).
 *app CPU ms/req* and *PG CPU ms/req*: CPU time per answered request of the app's JVM and of every PostgreSQL
 process of the cluster (utime + stime from /proc, the postmaster's exited children included); *app RSS MB*: the
 app's peak resident memory; *PG Pss MB*: the cluster's peak proportional set size, shared memory divided among

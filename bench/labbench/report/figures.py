@@ -227,8 +227,9 @@ def ceilings_of(calibration):
     """(round, wrk threads, connections) -> that calibration cell, for the cells' % of ceiling."""
     out = {(c["round"], c["wrk_threads"], c["connections"]): c for c in calibration
            if c["status"] == "ok" and c["loadgen"] == "wrk"}
-    # BACKEND=postgres: pgbench's, one per round, for every DB cell of that round.
-    out.update({(c["round"], "pgbench"): c for c in calibration if c["status"] == "ok" and c["loadgen"] == "pgbench"})
+    # BACKEND=postgres: pgbench's, one per round and number of clients (min(connections, DB pool)).
+    out.update({(c["round"], "pgbench", c["connections"]): c for c in calibration
+                if c["status"] == "ok" and c["loadgen"] == "pgbench"})
     return out
 
 

@@ -311,8 +311,8 @@ def sweep_section(run, chart_names):
 
 def calibration_text(run):
     if any(c.get("db_driver") for c in run["cells"]):     # BACKEND=postgres (report/db.py)
-        return ("pgbench's tps as the ceiling (the same query with as many clients as the DB pool, scaled to a "
-                "level's connections below that)")
+        return ("pgbench's tps as the ceiling (the same query straight at PostgreSQL with min(connections, DB pool) "
+                "clients, at every level)")
     return "a calibration cell (wrk straight at remote-sleep) at every level"
 
 

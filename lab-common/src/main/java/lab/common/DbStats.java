@@ -11,15 +11,17 @@ import java.util.function.Supplier;
  * drivers, so they are exact and comparable; the pool's own numbers (Hikari's HikariPoolMXBean,
  * r2dbc-pool's PoolMetrics) come beside them under {@code pool}. The peaks, timeouts and errors
  * start again at {@code POST /stats/reset}, as Stats' maxInFlight and errors do. {@code waiting}
- * counts every caller inside the pool's acquire, an acquire served at once too: after any call
- * {@code peakWaiting} is at least 1, and only above 1 did calls overlap in the acquire.
+ * is the callers that want a connection beyond the pool's N (callers in the acquire + connections
+ * in use - N, at least 0): a queue for the pool, not a call passing through a free connection's
+ * acquire. The two counters are read one after the other, so a peak can be off by a call or two.
  */
 final class DbStats {
 
     private final String driver;
     private final int poolSize;
     private final AtomicInteger active = new AtomicInteger();
-    private final AtomicInteger waiting = new AtomicInteger();
+    /** Callers inside the pool's acquire, served at once or not. */
+    private final AtomicInteger acquiring = new AtomicInteger();
     private final AtomicInteger peakActive = new AtomicInteger();
     private final AtomicInteger peakWaiting = new AtomicInteger();
     private final AtomicLong acquireTimeouts = new AtomicLong();
@@ -39,12 +41,13 @@ final class DbStats {
     }
 
     void acquiring() {
-        peakWaiting.accumulateAndGet(waiting.incrementAndGet(), Math::max);
+        acquiring.incrementAndGet();
+        peakWaiting.accumulateAndGet(waiting(), Math::max);
     }
 
     /** The wait ended: with a connection ({@code got}) or without. */
     void acquired(boolean got) {
-        waiting.decrementAndGet();
+        acquiring.decrementAndGet();
         if (got) peakActive.accumulateAndGet(active.incrementAndGet(), Math::max);
     }
 
@@ -64,13 +67,14 @@ final class DbStats {
         return active.get();
     }
 
+    /** Callers that want a connection while all N are in use. */
     int waiting() {
-        return waiting.get();
+        return Math.max(0, acquiring.get() + active.get() - poolSize);
     }
 
     void reset() {
         peakActive.set(active.get());
-        peakWaiting.set(waiting.get());
+        peakWaiting.set(waiting());
         acquireTimeouts.set(0);
         errors.set(0);
     }
@@ -80,7 +84,7 @@ final class DbStats {
                 + ",\"poolSize\":" + poolSize
                 + ",\"active\":" + active.get()
                 + ",\"idle\":" + idle.getAsInt()
-                + ",\"waiting\":" + waiting.get()
+                + ",\"waiting\":" + waiting()
                 + ",\"peakActive\":" + peakActive.get()
                 + ",\"peakWaiting\":" + peakWaiting.get()
                 + ",\"acquireTimeouts\":" + acquireTimeouts.get()

@@ -80,6 +80,12 @@ public final class CatalogContract {
                             ? " is in LabConfig.NETTY_APPS but does not list netty"
                             : " lists netty but is not in LabConfig.NETTY_APPS " + LabConfig.NETTY_APPS));
         }
+        for (String app : apps) {
+            // The bench runs an app once per DB driver listed here; the app refuses any other.
+            List<String> drivers = DbConfig.driversFor(app);
+            assertEquals(drivers.isEmpty() ? "none" : String.join(",", drivers), byApp.get(app).get("db"),
+                    where(byApp.get(app)) + app + ": the db column must be DbConfig.driversFor(app)");
+        }
         for (String app : LabConfig.NETTY_APPS) {
             assertTrue(byApp.containsKey(app), CATALOG.toAbsolutePath().normalize() + ": no row for " + app
                     + " (in LabConfig.NETTY_APPS)");
