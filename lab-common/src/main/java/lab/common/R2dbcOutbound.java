@@ -58,6 +58,8 @@ final class R2dbcOutbound implements Outbound {
     static final long WARMUP_DEADLINE_MS = 60_000;
     static final int PENDING_LIMIT = UNCAPPED;
     static final Duration MAX_IDLE = Duration.ofMinutes(30);
+    /** One connection's whole creation (TCP connect, PostgreSQL's fork, start-up and auth). */
+    static final Duration CREATE_TIMEOUT = Duration.ofSeconds(20);
 
     private final Remote remote;
     private final LabConfig config;
@@ -91,7 +93,9 @@ final class R2dbcOutbound implements Outbound {
                 .initialSize(db.pool())
                 .maxSize(db.pool())
                 .maxAcquireTime(Duration.ofMillis(db.acquireTimeoutMs()))
-                .maxCreateConnectionTime(Duration.ofMillis(config.clientConnectTimeoutMs()))
+                // Not the 2 s TCP connect timeout: the warm-up opens all N at once, and PostgreSQL forks a
+                // backend per connection; 100 of them beside a draining app took > 2 s here (a FAILED start).
+                .maxCreateConnectionTime(CREATE_TIMEOUT)
                 .acquireRetry(0)
                 .validationDepth(ValidationDepth.LOCAL)
                 .maxIdleTime(MAX_IDLE)
@@ -224,7 +228,7 @@ final class R2dbcOutbound implements Outbound {
                 + " acquireRetry=0 maxPendingAcquire=" + PENDING_LIMIT
                 + " validationDepth=LOCAL on acquire (a dead connection is evicted, the next one tried)"
                 + " maxIdleTime=" + MAX_IDLE.toMinutes() + "min maxLifeTime=none"
-                + " connectTimeout=" + config.clientConnectTimeoutMs() + "ms statementTimeout=" + config.clientTimeoutMs() + "ms"
+                + " connectTimeout=" + config.clientConnectTimeoutMs() + "ms maxCreateConnectionTime=" + CREATE_TIMEOUT.toSeconds() + "s statementTimeout=" + config.clientTimeoutMs() + "ms"
                 + " user=" + db.user() + " " + DbQuery.describe(db)
                 + (shared
                         ? " eventLoops=the server's (" + config.threads() + ", " + NettyContainer.LOOP_PREFIX + "-nio-N): shared"
