@@ -202,11 +202,13 @@ def proc_ticks(p):
 
 
 def box_ticks():
-    """(busy, total) jiffies of the whole box, from the first line of /proc/stat."""
+    """(busy, total, steal) jiffies of the whole box, from the first line of /proc/stat. Busy counts
+    steal (time the hypervisor gave this VM's CPUs to someone else): a cell's box CPU is then what
+    the lab could not use, and its steal share says how much of it was not the lab's."""
     with open("/proc/stat") as f:
         user, nice, system, idle, iowait, irq, softirq, steal = map(int, f.readline().split()[1:9])
     busy = user + nice + system + irq + softirq + steal
-    return busy, busy + idle + iowait
+    return busy, busy + idle + iowait, steal
 
 
 # ---------------------------------------------------------------- memory and threads from /proc

@@ -42,6 +42,7 @@ def measure(s, cell_dir, url, wt, conns, remote, app=None, stats_url=None, timeo
     busy, total = box1[0] - box0[0], box1[1] - box0[1]
     measured = {"wrk_command": " ".join(cmd), "wrk_exit": rc,
                 "cpu_box_pct": round(100 * busy / total if total else 0, 1),
+                "cpu_steal_pct": round(100 * (box1[2] - box0[2]) / total if total else 0, 1),
                 "cpu_remote_s": round((procs.proc_ticks(remote) - rem0) / procs.CLK_TCK, 2),
                 "cpu_wrk_s": round(children_cpu_s() - wrk0, 2)}
     if app:

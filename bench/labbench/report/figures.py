@@ -20,8 +20,10 @@ def cpu_fields(m, duration_s):
     def cores(key):
         secs = m.get(key)
         return None if secs is None or not duration_s else round(secs / duration_s, 2)
+    steal = {"cpu_steal_pct": m["cpu_steal_pct"]} if "cpu_steal_pct" in m else {}   # runs from before it have none
     return {
         "cpu_box_pct": m.get("cpu_box_pct"),
+        **steal,
         "cpu_app_cores": cores("cpu_app_s"),
         "cpu_remote_cores": cores("cpu_remote_s"),
         "cpu_wrk_cores": cores("cpu_wrk_s"),

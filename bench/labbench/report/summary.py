@@ -86,7 +86,19 @@ def box_line(run):
         where += f" -t{top['wrk_threads']} -c{top['connections']}"
     note = ("the box was busy: figures near it say as much about this machine as about the model"
             if top["cpu_box_pct"] >= 95 else "below 95 %: the box was not the limit of any cell")
-    return f"Highest box CPU: **{top['cpu_box_pct']:.1f} %** ({where}); {note}.\n"
+    return f"Highest box CPU: **{top['cpu_box_pct']:.1f} %** ({where}); {note}.\n" + steal_line(ran)
+
+
+def steal_line(ran):
+    """Hypervisor steal over the measured windows (a VM's CPUs given to someone else): on a busy
+    host it slows every cell alike and inflates CPU ms/req. Said only where it was measured."""
+    steal = sorted(c["cpu_steal_pct"] for c in ran if c.get("cpu_steal_pct") is not None)
+    if not steal:
+        return ""
+    top = max((c for c in ran if c.get("cpu_steal_pct") is not None), key=lambda c: c["cpu_steal_pct"])
+    return (f"Hypervisor steal (the box's CPU taken by other VMs, counted in box CPU): median **{steal[len(steal) // 2]:.1f} %** "
+            f"of the box over the measured windows, highest {top['cpu_steal_pct']:.1f} % ({top['app']} {top['container']} "
+            f"threads={top['threads']}); above ~10 % figures move between runs more than the noise of a quiet host.\n")
 
 
 def first_screen(run):
