@@ -207,6 +207,40 @@ if [[ ${1:-} == sweep ]]; then
     exit
 fi
 
+# db_cells RUN_DIR: BACKEND=postgres end to end. async-servlet on 1 thread over R2DBC keeps its 10
+# connections' queries in flight (>= 60 % of its min(10 connections, pool 10) / 0.2 s = 50 req/s
+# bound: wide, for a 2 s cell on a fresh JVM); the executor trap with K = 2 stays at or under its
+# 2 / 0.2 s = 10 req/s and its bound names the executor; pgbench ran; no PostgreSQL is left.
+db_cells() {
+    python3 - "$1" <<'EOF2' || return 1
+import json, sys
+run = json.load(open(f"{sys.argv[1]}/results.json"))
+cells = {c["db_driver"]: c for c in run["cells"]}
+assert sorted(cells) == ["jdbc-executor-trap", "r2dbc"] and all(c["status"] == "ok" for c in cells.values()), \
+    [(c["db_driver"], c["status"]) for c in run["cells"]]
+r2dbc, trap = cells["r2dbc"], cells["jdbc-executor-trap"]
+print("r2dbc:", r2dbc["rps"], "req/s,", r2dbc["pct_of_bound"], "% of", r2dbc["bound_rps"], "; trap:", trap["rps"], "req/s, bound", trap["bound_rps"], trap["bound_by"])
+assert r2dbc["bound_rps"] == 50 and r2dbc["pct_of_bound"] >= 60, r2dbc["pct_of_bound"]
+assert trap["bound_by"] == "executor threads" and trap["rps"] <= 10.5, (trap["bound_by"], trap["rps"])
+assert any(c["loadgen"] == "pgbench" and c["status"] == "ok" for c in run["meta"]["calibration"])
+EOF2
+    grep -q '^## The database backend: PostgreSQL' "$1/results.md" || { echo "no DB section in results.md"; return 1; }
+    if pgrep -f "$1/postgres" >/dev/null || pgrep -f "$(cd "$1" && pwd -P)/postgres" >/dev/null; then
+        echo "a PostgreSQL of the run is still running"; return 1
+    fi
+}
+if bench/tools/pg.sh bindir >/dev/null 2>&1; then
+    section "BACKEND=postgres on a tiny matrix (async-servlet, 1 thread, R2DBC and the executor trap; about 30 s)"
+    check "BACKEND=mysql" bad_setting BACKEND=mysql
+    check "DB_POOL=0" bad_setting BACKEND=postgres DB_POOL=0
+    bench_run "BACKEND=postgres runs a tiny DB matrix and stops its PostgreSQL" db env BACKEND=postgres APPS=async-servlet \
+        CONTAINERS=jetty THREADS=1 WRK_THREADS=2 CONNECTIONS=10 DURATION=2s SLEEP_MS=200 WARMUP=1s DB_POOL=10 \
+        DB_EXECUTOR_THREADS=2 RESULTS_DIR="$TMP/db" make -s bench
+    check "DB cells: R2DBC near its bound, the trap at its executor's, pgbench ran, no PostgreSQL left" db_cells "$TMP/db/latest"
+else
+    echo "skip: BACKEND=postgres (no PostgreSQL programs: bench/tools/pg.sh bindir says why)"
+fi
+
 # sigterm_stops_the_run: TERM during the calibration cell must stop remote-sleep and wrk (exit
 # 143, the "stopped" line) and keep the run directory. A TERM, not a Ctrl-C: a background job
 # of a script starts with SIGINT ignored (docs/traps.md #22).

@@ -23,6 +23,7 @@ bindir() {
         echo "$dir"; return
     fi
     # Debian keeps the server programs out of PATH, one directory per major version: the newest.
+    # shellcheck disable=SC2012  # version-sorted names, no odd characters
     dir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1 || true)
     [[ -n "$dir" && -x "$dir/initdb" ]] \
         || die "no PostgreSQL server programs (initdb, pg_ctl, pgbench) found; Debian: apt-get install -y postgresql (then rerun)"
@@ -39,6 +40,22 @@ as_owner() {
     fi
 }
 
+# Where the cluster lives: DIR, or (as root, when a parent of DIR is closed to the postgres user, as
+# a checkout under /root or a mktemp -d is) a directory of its own under /tmp, named in DIR/home,
+# with DIR/data a link to its data for the caller (which runs as root) to read postmaster.pid.
+home_of() {
+    local dir=$1 home
+    if [[ $(id -u) -ne 0 ]] || as_owner test -w "$dir"; then echo "$dir"; return; fi
+    home=$(cat "$dir/home" 2>/dev/null || true)
+    if [[ -z $home || ! -d $home ]]; then
+        home=$(mktemp -d /tmp/lab-pg.XXXXXX)
+        echo "$home" >"$dir/home"
+    fi
+    chown postgres: "$home"
+    ln -sfn "$home/data" "$dir/data"
+    echo "$home"
+}
+
 start() {
     local dir=$1 port=$2 max=${3:-100} bin
     [[ "$port" =~ ^[0-9]+$ && "$port" -ge 1024 && "$port" -le 65535 ]] || { echo "ERROR: PORT '$port' is not 1024-65535" >&2; usage; }
@@ -47,6 +64,7 @@ start() {
     mkdir -p "$dir"
     dir=$(cd "$dir" && pwd)
     [[ $(id -u) -eq 0 ]] && chown postgres: "$dir"
+    dir=$(home_of "$dir")
     if [[ ! -f "$dir/data/PG_VERSION" ]]; then
         as_owner "$bin/initdb" -D "$dir/data" -U lab --auth=trust --encoding=UTF8 --no-sync >"$dir/initdb.log" 2>&1 \
             || die "initdb failed, see $dir/initdb.log"
@@ -72,10 +90,16 @@ start() {
 }
 
 stop() {
-    local dir=$1 bin
-    [[ -f "$dir/data/postmaster.pid" ]] || return 0
-    bin=$(bindir)
-    as_owner "$bin/pg_ctl" -D "$dir/data" -m immediate -w -t 30 stop >/dev/null
+    local dir=$1 home=$1 bin
+    [[ -f "$dir/home" ]] && home=$(cat "$dir/home")
+    if [[ -f "$home/data/postmaster.pid" ]]; then
+        bin=$(bindir)
+        as_owner "$bin/pg_ctl" -D "$home/data" -m immediate -w -t 30 stop >/dev/null
+    fi
+    if [[ $home != "$dir" && -d $home ]]; then     # the cluster lived under /tmp: keep its log, drop the rest
+        cp "$home"/*.log "$dir/" 2>/dev/null || true
+        rm -rf "$home" "$dir/data"
+    fi
 }
 
 case "${1:-}" in
