@@ -16,7 +16,12 @@ FRAMES = (
     ("client", ("jdk.internal.net.http", "java.net.http", "reactor.netty.http.client", "reactor.netty.resources.Pooled",
                 "org.eclipse.jetty.client", "lab.common.Remote", "lab.common.CappedHttpClient",
                 "lab.common.JdkOutbound", "lab.common.ReactorNettyOutbound", "lab.common.JettyOutbound",
-                "org.springframework.http.client", "org.springframework.web.reactive.function.client")),
+                "org.springframework.http.client", "org.springframework.web.reactive.function.client",
+                # BACKEND=postgres: the outbound is the database driver and its pool (the same layer,
+                # titled "DB driver" in a DB run's table).
+                "org.postgresql", "com.zaxxer.hikari", "io.r2dbc", "reactor.pool", "org.springframework.jdbc",
+                "org.springframework.r2dbc", "lab.common.JdbcOutbound", "lab.common.R2dbcOutbound",
+                "lab.common.JdbcElastic", "lab.common.SpringDb", "lab.common.DbQuery")),
     ("container", ("org.eclipse.jetty.server", "org.eclipse.jetty.ee", "org.eclipse.jetty.http.", "org.apache.tomcat",
                    "org.apache.coyote", "org.apache.catalina", "reactor.netty.http.server", "jakarta.servlet",
                    "lab.common.StatsFilter", "lab.common.StatsHttpHandler")),
@@ -90,8 +95,10 @@ def section(cells):
     profiled = [c for c in cells if c.get("cpu_layers")]
     if not profiled:
         return ""
-    head = ["app", "container", "threads", "client", "load", "samples", *(TITLES[k] for k in LAYERS), "CPU ms/req",
-            "CPU ms/req without JIT", "flame graph"]
+    db = any(c.get("db_driver") for c in profiled)      # BACKEND=postgres: the outbound is the DB driver
+    titles = dict(TITLES, client="DB driver") if db else TITLES
+    head = ["app", "container", "threads", "driver" if db else "client", "load", "samples", *(titles[k] for k in LAYERS),
+            "CPU ms/req", "CPU ms/req without JIT", "flame graph"]
     out = ["\n## CPU by layer (PROFILE=1)\n\n",
            "Where the app's CPU went during the measured window, % of the profiler's samples (each sample goes to the "
            "library whose code was running; docs/reading-results.md says how). **CPU ms/req** is the app's CPU time "
@@ -106,7 +113,8 @@ def section(cells):
         cpu = "—" if c.get("cpu_ms_per_request") is None else f"{c['cpu_ms_per_request']:.2f}"
         warm = "—" if c.get("cpu_ms_per_request") is None else \
             f"{c['cpu_ms_per_request'] * (100.0 - c['cpu_layers']['jit']) / 100.0:.2f}"
-        out.append(f"| {c['app']} | {c['container']} | {c['threads']} | {c.get('client', 'jdk')} | {load} | "
+        outbound = c.get("db_driver") if db else c.get("client", "jdk")
+        out.append(f"| {c['app']} | {c['container']} | {c['threads']} | {outbound} | {load} | "
                    f"{c['profile_samples']} | " + " | ".join(f"{c['cpu_layers'][k]:.1f} %" for k in LAYERS)
                    + f" | {cpu} | {warm} | {link} |\n")
     return "".join(out) + jit_warning(profiled)
