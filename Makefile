@@ -46,8 +46,11 @@ sweep: ## how far each model scales: 9 variants x 100..10,000 connections, resou
 compare: ## compare two runs as a Markdown table: make compare A=results/<stamp> B=results/latest
 	@PYTHONPATH=bench python3 -m labbench.report.compare "$(A)" "$(B)"
 
-test: ## the Java tests, then the bench smoke test (installs wrk, curl, shellcheck with apt if missing)
+test: ## the Java tests, then the bench smoke test (installs wrk, curl, shellcheck, PostgreSQL with apt if missing)
 	@$(call need_tools,wrk curl shellcheck)
+	@# PostgreSQL for the DB tests (DbTest, the smoke's BACKEND=postgres part); where it cannot be
+	@# installed they skip, each with the reason.
+	@bench/tools/install.sh postgresql >/dev/null || echo "NOTE: no PostgreSQL, the DB tests will skip (the ERROR above says why)"
 	# -T 2: two app modules' tests at once. They mostly wait on the remote's sleeps, and one after
 	# another they took 6:31 of a 10:47 clean-clone run on the 2-core machine. Not -q: Surefire's
 	# "Tests run" lines are the record.

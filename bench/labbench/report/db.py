@@ -83,8 +83,9 @@ def cell_figures(rec, r, d, ceilings):
 
 def summary(rec):
     """A DB cell's part of its progress line."""
-    parts = [f"{f_pct(rec.get('pct_of_bound'))} of its {f_rps(rec.get('bound_rps'))} req/s bound ({rec.get('bound_by')})",
-             f"DB pool peak {f_int(rec.get('db_peak_active'))}/{f_int(rec.get('db_pool_size'))}, "
+    parts = [f"{f_pct(rec.get('pct_of_bound'))} of its {f_rps(rec.get('bound_rps'))} req/s bound ({rec.get('bound_by')})"] \
+        if rec.get("bound_rps") else []          # DB_QUERY=rows has none
+    parts += [f"DB pool peak {f_int(rec.get('db_peak_active'))}/{f_int(rec.get('db_pool_size'))}, "
              f"waiting {f_int(rec.get('db_peak_waiting'))}, {f_int(rec.get('db_acquire_timeouts'))} acquire timeouts",
              f"PostgreSQL {f_cores(rec.get('cpu_db_ms_per_request'))} CPU ms/req, {f_mb(rec.get('db_pss_mb'))} MB Pss"]
     if rec.get("db_limit"):

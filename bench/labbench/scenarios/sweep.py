@@ -303,10 +303,14 @@ def sweep_section(run, chart_names):
             f"fresh JVM per level warmed up at that level, with {calibration_text(run)}.\n\n### How to read the sweep\n\n"
             f"The knee is the first level below {KNEE_PCT:g} % of that level's ceiling, or with "
             f"errors; *saturated* names what ran out there, from a measurement (the pool by Little's law, box CPU "
-            f"≥ 95 %, app CPU near its N threads, wrk CPU near its -t). wrk, remote-sleep and the app share "
+            f"≥ 95 %, app CPU near its N threads, wrk CPU near its -t). wrk, {backend_of(run)} and the app share "
             f"{meta.get('cores') or 2} cores (docs/traps.md #13–#15). Every column: docs/reading-results.md, "
             f"\"Sweep tables\".\n")
     return head + knees_and_charts(run, chart_names) + memory_table(run) + every_level(run)
+
+
+def backend_of(run):
+    return "PostgreSQL" if any(c.get("db_driver") for c in run["cells"]) else "remote-sleep"
 
 
 def calibration_text(run):
