@@ -106,7 +106,10 @@ class PlanTest(unittest.TestCase):
         self.assertEqual(db.app_args(s, "postgresql://lab@127.0.0.1:5/lab", "r2dbc"),
                          ["--backend", "postgres", "--db-url", "postgresql://lab@127.0.0.1:5/lab", "--db-driver",
                           "r2dbc", "--db-pool", "20", "--db-acquire-timeout-ms", "29000", "--db-executor-threads",
-                          "10", "--db-query", "rows"])
+                          "10", "--db-query", "rows", "--db-sleep-ms", "1000"])
+        # SLEEP_MS reaches the app: wrk's /call names no ms (a smoke run at SLEEP_MS=200 slept 1 s)
+        self.assertEqual(db.app_args(pg_settings(SLEEP_MS=200), "postgresql://lab@127.0.0.1:5/lab", "r2dbc")[-2:],
+                         ["--db-sleep-ms", "200"])
         self.assertEqual(db.max_connections(100), 210)
 
 

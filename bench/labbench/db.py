@@ -130,7 +130,9 @@ def app_args(s, url, driver):
     """The flags of an app that queries PostgreSQL (the app's contract, issue 16)."""
     return ["--backend", "postgres", "--db-url", url, "--db-driver", driver, "--db-pool", str(s.db_pool),
             "--db-acquire-timeout-ms", str(s.db_acquire_timeout_ms),
-            "--db-executor-threads", str(s.db_executor_threads), "--db-query", s.db_query]
+            "--db-executor-threads", str(s.db_executor_threads), "--db-query", s.db_query,
+            # /call names no ms: the query sleeps SLEEP_MS, as remote-sleep's --delay-ms does over HTTP
+            "--db-sleep-ms", str(s.sleep_ms)]
 
 
 def cell_params(s):

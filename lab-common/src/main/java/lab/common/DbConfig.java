@@ -18,9 +18,11 @@ import java.util.List;
  *                         the CPU decides)
  * @param executorThreads  K, for the drivers that hand blocking JDBC to threads of their own
  *                         ({@code jdbc-executor-trap}, {@code jdbc-elastic})
+ * @param sleepMs          what {@code sleep} waits when {@code /call} names no {@code ms}: the bench's
+ *                         SLEEP_MS, as remote-sleep's {@code --delay-ms} is on the HTTP backend
  */
 public record DbConfig(String url, String host, int port, String database, String user, String driver,
-        int pool, int acquireTimeoutMs, String query, int executorThreads) {
+        int pool, int acquireTimeoutMs, String query, int executorThreads, int sleepMs) {
 
     public static final String POSTGRES = "postgres";
     public static final List<String> BACKENDS = List.of("http", POSTGRES);
@@ -42,6 +44,8 @@ public record DbConfig(String url, String host, int port, String database, Strin
     /** The default of both HikariCP's maximumPoolSize and r2dbc-pool's maxSize. */
     public static final int DEFAULT_POOL = 10;
     public static final int DEFAULT_EXECUTOR_THREADS = 10;
+    /** remote-sleep's own default ({@code --delay-ms 1000}): /call without ms waits as long on both backends. */
+    public static final int DEFAULT_SLEEP_MS = 1000;
 
     /**
      * The drivers an app's model can use, its default first. A thread-per-request app calls
@@ -77,7 +81,8 @@ public record DbConfig(String url, String host, int port, String database, Strin
     }
 
     /** {@code postgresql://[user@]host:port/db}; throws with a one-line reason. */
-    static DbConfig parseUrl(String raw, String driver, int pool, int acquireTimeoutMs, String query, int executorThreads) {
+    static DbConfig parseUrl(String raw, String driver, int pool, int acquireTimeoutMs, String query, int executorThreads,
+            int sleepMs) {
         String form = "--db-url must be postgresql://[user@]host:port/db, got '" + raw + "'";
         URI uri;
         try {
@@ -93,25 +98,25 @@ public record DbConfig(String url, String host, int port, String database, Strin
         }
         String user = uri.getUserInfo() == null ? DEFAULT_USER : uri.getUserInfo();
         return new DbConfig(raw, uri.getHost(), uri.getPort(), path.substring(1), user, driver, pool, acquireTimeoutMs,
-                query, executorThreads);
+                query, executorThreads, sleepMs);
     }
 
     /** For tests: the app's default driver unless given, the rest at their defaults. */
     public static DbConfig forTest(String url, String app, String driver) {
         return parseUrl(url, driver == null ? driversFor(app).get(0) : driver, DEFAULT_POOL, DEFAULT_ACQUIRE_TIMEOUT_MS,
-                "sleep", DEFAULT_EXECUTOR_THREADS);
+                "sleep", DEFAULT_EXECUTOR_THREADS, DEFAULT_SLEEP_MS);
     }
 
     public DbConfig withPool(int n, int timeoutMs) {
-        return new DbConfig(url, host, port, database, user, driver, n, timeoutMs, query, executorThreads);
+        return new DbConfig(url, host, port, database, user, driver, n, timeoutMs, query, executorThreads, sleepMs);
     }
 
     public DbConfig withExecutorThreads(int k) {
-        return new DbConfig(url, host, port, database, user, driver, pool, acquireTimeoutMs, query, k);
+        return new DbConfig(url, host, port, database, user, driver, pool, acquireTimeoutMs, query, k, sleepMs);
     }
 
     public DbConfig withQuery(String q) {
-        return new DbConfig(url, host, port, database, user, driver, pool, acquireTimeoutMs, q, executorThreads);
+        return new DbConfig(url, host, port, database, user, driver, pool, acquireTimeoutMs, q, executorThreads, sleepMs);
     }
 
     /** The JDBC form of {@link #url} (the user goes as a property). */

@@ -16,8 +16,6 @@ import java.util.List;
  */
 public final class DbQuery {
 
-    /** remote-sleep's own default ({@code --delay-ms 1000}): {@code /call} without {@code ms} waits as long on both backends. */
-    public static final int DEFAULT_MS = 1000;
     public static final String SLEEP_JDBC = "SELECT pg_sleep(?)";
     /** r2dbc-postgresql binds PostgreSQL's own {@code $1} placeholders. */
     public static final String SLEEP_R2DBC = "SELECT pg_sleep($1)";
@@ -26,16 +24,17 @@ public final class DbQuery {
     private DbQuery() {
     }
 
-    public static int ms(Integer ms) {
-        return ms == null ? DEFAULT_MS : ms;
+    /** The request's {@code ms}, else the app's {@code --db-sleep-ms} (the bench passes SLEEP_MS). */
+    public static int ms(DbConfig db, Integer ms) {
+        return ms == null ? db.sleepMs() : ms;
     }
 
-    public static double seconds(Integer ms) {
-        return ms(ms) / 1000.0;
+    public static double seconds(DbConfig db, Integer ms) {
+        return ms(db, ms) / 1000.0;
     }
 
-    public static String slept(Integer ms) {
-        return "slept " + ms(ms) + " ms in postgres\n";
+    public static String slept(DbConfig db, Integer ms) {
+        return "slept " + ms(db, ms) + " ms in postgres\n";
     }
 
     /** One row of {@link #ROWS}. */
@@ -49,7 +48,7 @@ public final class DbQuery {
 
     static String describe(DbConfig db) {
         return db.query().equals("sleep")
-                ? "query=sleep (" + (db.driver().equals("r2dbc") ? SLEEP_R2DBC : SLEEP_JDBC) + " with ms/1000.0, ms default " + DEFAULT_MS + ")"
+                ? "query=sleep (" + (db.driver().equals("r2dbc") ? SLEEP_R2DBC : SLEEP_JDBC) + " with ms/1000.0, ms default " + db.sleepMs() + ")"
                 : "query=rows (" + ROWS + ", ms ignored)";
     }
 }

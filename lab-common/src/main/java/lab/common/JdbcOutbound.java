@@ -166,10 +166,10 @@ final class JdbcOutbound implements Outbound {
             String answer;
             if (db.query().equals("sleep")) {
                 try (PreparedStatement s = c.prepareStatement(DbQuery.SLEEP_JDBC)) {
-                    s.setDouble(1, DbQuery.seconds(ms));
+                    s.setDouble(1, DbQuery.seconds(db, ms));
                     s.executeQuery().close();
                 }
-                answer = DbQuery.slept(ms);
+                answer = DbQuery.slept(db, ms);
             } else {
                 List<String> rows = new ArrayList<>();
                 try (PreparedStatement s = c.prepareStatement(DbQuery.ROWS); ResultSet r = s.executeQuery()) {

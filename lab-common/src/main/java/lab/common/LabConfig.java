@@ -50,7 +50,7 @@ public record LabConfig(
                    --client: the outbound HTTP client (default jdk); the fan-out apps run on jdk only.
                    [--backend http|postgres] (default http: --remote) [--db-url postgresql://[user@]host:port/db]
                    [--db-driver jdbc|r2dbc|jdbc-executor-trap|jdbc-elastic] [--db-pool 10] [--db-acquire-timeout-ms 30000]
-                   [--db-query sleep|rows] [--db-executor-threads 10]
+                   [--db-query sleep|rows] [--db-executor-threads 10] [--db-sleep-ms 1000 (sleep without ?ms=)]
                    --backend postgres needs --db-url (user default lab), not --remote. --db-driver default: jdbc for
                    sync-servlet and sync-mvc (only jdbc), r2dbc for async-servlet, async-mvc, nio-servlet (or
                    jdbc-executor-trap) and webflux (or jdbc-elastic); the fan-out apps take no database.""";
@@ -64,6 +64,8 @@ public record LabConfig(
     /** On SIGTERM, in-flight requests get this long before the client is closed forcibly. */
     public static final int DEFAULT_SHUTDOWN_GRACE_MS = 2_000;
     static final int MAX_SHUTDOWN_GRACE_MS = 60_000;
+    /** remote-sleep's own cap on a sleep (its MAX_MS). */
+    static final int MAX_DB_SLEEP_MS = 60_000;
     /** {@code --client}: the JDK's HttpClient (the default, every model's control), Reactor Netty's, Jetty's. */
     public static final String JDK = "jdk";
     public static final List<String> CLIENTS = List.of(JDK, "reactor-netty", "jetty");
@@ -93,6 +95,7 @@ public record LabConfig(
         int dbAcquireTimeoutMs = DbConfig.DEFAULT_ACQUIRE_TIMEOUT_MS;
         String dbQuery = "sleep";
         int dbExecutorThreads = DbConfig.DEFAULT_EXECUTOR_THREADS;
+        int dbSleepMs = DbConfig.DEFAULT_SLEEP_MS;
         String dbFlag = null;
         for (int i = 0; i < args.length; i++) {
             String flag = args[i];
@@ -122,6 +125,7 @@ public record LabConfig(
                 case "--db-acquire-timeout-ms" -> dbAcquireTimeoutMs = intIn(flag, value, DbConfig.MIN_ACQUIRE_TIMEOUT_MS, 600_000);
                 case "--db-query" -> dbQuery = oneOf(flag, value, DbConfig.QUERIES);
                 case "--db-executor-threads" -> dbExecutorThreads = intIn(flag, value, 1, 10_000);
+                case "--db-sleep-ms" -> dbSleepMs = intIn(flag, value, 0, MAX_DB_SLEEP_MS);
                 default -> throw new IllegalArgumentException("unknown option " + flag);
             }
             if (flag.startsWith("--db-")) dbFlag = flag;
@@ -143,7 +147,7 @@ public record LabConfig(
             if (!client.equals(JDK)) {
                 throw new IllegalArgumentException("--client " + client + ": --backend postgres calls no HTTP client (the driver is --db-driver)");
             }
-            db = DbConfig.parseUrl(dbUrl, driver, dbPool, dbAcquireTimeoutMs, dbQuery, dbExecutorThreads);
+            db = DbConfig.parseUrl(dbUrl, driver, dbPool, dbAcquireTimeoutMs, dbQuery, dbExecutorThreads, dbSleepMs);
         } else if (dbFlag != null) {
             throw new IllegalArgumentException(dbFlag + " needs --backend postgres");
         }

@@ -149,9 +149,9 @@ final class R2dbcOutbound implements Outbound {
 
     private Mono<String> run(Connection c, Integer ms) {
         if (db.query().equals("sleep")) {
-            return Flux.from(c.createStatement(DbQuery.SLEEP_R2DBC).bind(0, DbQuery.seconds(ms)).execute())
+            return Flux.from(c.createStatement(DbQuery.SLEEP_R2DBC).bind(0, DbQuery.seconds(db, ms)).execute())
                     .flatMap(result -> result.map((row, meta) -> Boolean.TRUE))
-                    .then(Mono.fromSupplier(() -> DbQuery.slept(ms)));
+                    .then(Mono.fromSupplier(() -> DbQuery.slept(db, ms)));
         }
         return Flux.from(c.createStatement(DbQuery.ROWS).execute())
                 .flatMap(result -> result.map((row, meta) -> DbQuery.row(row.get(0, Integer.class), row.get(1, String.class), row.get(2, Integer.class))))

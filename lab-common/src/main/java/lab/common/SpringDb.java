@@ -22,13 +22,14 @@ final class SpringDb {
     static Clients.Blocking jdbcClient(Remote remote) {
         JdbcOutbound jdbc = (JdbcOutbound) remote.outbound();
         JdbcClient client = JdbcClient.create(jdbc.dataSource());
-        String query = remote.config().db().query();
+        DbConfig db = remote.config().db();
+        String query = db.query();
         return ms -> {
             remote.callStarted();
             try {
                 if (query.equals("sleep")) {
-                    client.sql(DbQuery.SLEEP_JDBC).param(DbQuery.seconds(ms)).query(rs -> { }); // pg_sleep's one void row
-                    return DbQuery.slept(ms);
+                    client.sql(DbQuery.SLEEP_JDBC).param(DbQuery.seconds(db, ms)).query(rs -> { }); // pg_sleep's one void row
+                    return DbQuery.slept(db, ms);
                 }
                 return DbQuery.rows(client.sql(DbQuery.ROWS)
                         .query((rs, n) -> DbQuery.row(rs.getInt(1), rs.getString(2), rs.getInt(3))).list());
@@ -47,11 +48,12 @@ final class SpringDb {
         // META-INF/spring.factories, which the shaded jar keeps from one Spring jar only.
         DatabaseClient client = DatabaseClient.builder().connectionFactory(r2dbc.connectionFactory())
                 .bindMarkers(BindMarkersFactory.indexed("$", 1)).build();
-        String query = remote.config().db().query();
+        DbConfig db = remote.config().db();
+        String query = db.query();
         return ms -> {
             Mono<String> answer = query.equals("sleep")
-                    ? client.sql(DbQuery.SLEEP_R2DBC).bind(0, DbQuery.seconds(ms)).map((row, meta) -> Boolean.TRUE).all()
-                            .then(Mono.fromSupplier(() -> DbQuery.slept(ms)))
+                    ? client.sql(DbQuery.SLEEP_R2DBC).bind(0, DbQuery.seconds(db, ms)).map((row, meta) -> Boolean.TRUE).all()
+                            .then(Mono.fromSupplier(() -> DbQuery.slept(db, ms)))
                     : client.sql(DbQuery.ROWS)
                             .map((row, meta) -> DbQuery.row(row.get(0, Integer.class), row.get(1, String.class), row.get(2, Integer.class)))
                             .all().collectList().map(DbQuery::rows);

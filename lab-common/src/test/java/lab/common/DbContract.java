@@ -284,6 +284,7 @@ public abstract class DbContract extends RemoteFixture {
         bad.add(new String[] {pg + "--db-query foo", "--db-query must be one of sleep, rows"});
         bad.add(new String[] {pg + "--db-acquire-timeout-ms 100", "--db-acquire-timeout-ms must be in 250.."});
         bad.add(new String[] {pg + "--db-driver nope", "--db-driver must be one of"});
+        bad.add(new String[] {pg + "--db-sleep-ms -1", "--db-sleep-ms must be in 0..60000"});
         bad.add(new String[] {base + "--remote http://127.0.0.1:9 --db-pool 5", "--db-pool needs --backend postgres"});
         for (String driver : DbConfig.DRIVERS) {
             if (!DbConfig.driversFor(app).contains(driver)) bad.add(new String[] {pg + "--db-driver " + driver, "does not apply to " + app});
@@ -297,6 +298,10 @@ public abstract class DbContract extends RemoteFixture {
         assertEquals(DbConfig.driversFor(app).get(0), ok.db().driver());
         assertEquals("lab", ok.db().user());
         assertEquals(3, ok.db().pool());
+        assertEquals(DbConfig.DEFAULT_SLEEP_MS, ok.db().sleepMs());
+        // the bench's SLEEP_MS: what /call without ?ms= sleeps in PostgreSQL
+        assertEquals(200, LabConfig.parse((pg + "--db-sleep-ms 200").split(" "), apps).db().sleepMs());
+        assertEquals("slept 200 ms in postgres\n", DbQuery.slept(LabConfig.parse((pg + "--db-sleep-ms 200").split(" "), apps).db(), null));
         assertEquals(null, LabConfig.parse((base + "--remote http://127.0.0.1:9").split(" "), apps).db());
     }
 
