@@ -420,7 +420,7 @@ def _measure(lab, app, cell, d, rec, since_start):
         reason = side.start()
     if reason is None:
         rec.prep_s = since_start()
-        reason, rec.measured = loadgens.get(cell.loadgen).measure(lab, cell, d, lab.url(s.app_port, cell.path), app)
+        reason, rec.measured = scene.measure(lab, cell, d, lab.url(s.app_port, cell.path), app)
     if side:
         side_exit = side.stop(now=reason is not None)     # the load did not run: no need to wait
         rec.measured["side_load_exit"] = side_exit

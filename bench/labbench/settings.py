@@ -126,7 +126,8 @@ Settings (current value):
   CONNECTIONS="{v['CONNECTIONS']}"          wrk -c
   SCENARIO="{v['SCENARIO']}"            known: {' '.join(scenarios.SELECTABLE)} (a list runs each in turn)
 {"".join(s.usage(v) for s in scenarios.ALL)}  LOADGEN="{v['LOADGEN']}"              known: {' '.join(KNOWN_LOADGENS)}: wrk = closed loop (-t x -c), vegeta = open loop
-  RATE={v['RATE']}                      vegeta's constant arrival rate, req/s (latency from the intended send time)
+  RATE={v['RATE']}                      vegeta's constant arrival rate, req/s (latency from the intended send time;
+                               SCENARIO=degrade: 150 unless RATE is set)
   REPEAT={v['REPEAT']}                     rounds of the whole matrix; every figure is then a median with its min–max
   DURATION={v['DURATION']}  WARMUP={v['WARMUP']}  WRK_TIMEOUT={v['WRK_TIMEOUT'] or 'DURATION+20s'}   (N, Ns, Nm or Nh)
   SLEEP_MS={v['SLEEP_MS']}          remote-sleep delay, 1..60000 (BACKEND=postgres: the pg_sleep of DB_QUERY=sleep)
@@ -156,6 +157,8 @@ Examples:
   SCENARIO=fanout CONTAINERS=tomcat THREADS=1 WRK_THREADS=10 ./bench.sh   # one request, many calls
   make bench DURATION=30s && make compare A=results/<older stamp> B=results/latest
   BACKEND=postgres APPS="sync-servlet async-servlet webflux" THREADS=1 ./bench.sh   # a PostgreSQL query per request
+  SCENARIO=degrade ./bench.sh                         # a backend fault mid-run: 4 variants x 2 limits, 50 s each, ~10 min
+  SCENARIO=degrade FAULT=error=50 MAX_IN_FLIGHT=0 APP_ARGS="--client-timeout-ms 2000" ./bench.sh
   make sweep                                          # 9 variants x 6 levels, 100..10,000 connections, ~14 min
   make sweep BACKEND=postgres                         # the sweep, each variant once per DB driver
   SWEEP="100 1000" SWEEP_VARIANTS="sync-servlet:200 async-servlet:1" DURATION=5s ./bench.sh sweep"""

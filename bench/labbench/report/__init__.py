@@ -29,8 +29,9 @@ def summary_line(rec):
     if rec["status"] != "ok":
         return rec["status"]
     own = loadgens.get(rec.get("loadgen")).summary(rec)
-    if own is not None:
-        return own
+    if own is not None:      # an open-loop cell: its load generator's figures, then its scenario's (degrade)
+        extra = scenarios.get(rec.get("scenario")).summary(rec) if rec.get("scenario") else None
+        return own + (f"; {extra}" if extra else "")
     if "ceiling_rps" not in rec:      # a calibration cell
         pct = 100.0 * throughput(rec) / rec["bound_rps"] if rec["bound_rps"] else 0
         return (f"{f_rps(rec['rps'])} req/s, steady {f_rps(rec.get('steady_rps'))} ({pct:.1f} % of the "

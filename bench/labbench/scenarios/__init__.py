@@ -62,6 +62,13 @@ class Scenario:
     def warmup_path(self):
         return "/call?ms=0"
 
+    def measure(self, lab, cell, d, url, app):
+        """The cell's load (None or why it failed, measured): by default its load generator's alone;
+        a scenario that must act around the load itself (degrade: a fault schedule at remote-sleep and
+        a sampler of the app) takes it over."""
+        from .. import loadgens
+        return loadgens.get(cell.loadgen).measure(lab, cell, d, url, app)
+
     def side_load(self, s, base_url, cell_dir):
         """What runs beside the load (start/stop/result), or None. base_url: the app's, no path."""
         return None
@@ -117,7 +124,7 @@ class Context:
     charts: list
 
 
-from . import call, fanout, preset2021, slow_clients, sweep  # noqa: E402  (the modules subclass Scenario above)
+from . import call, degrade, fanout, preset2021, slow_clients, sweep  # noqa: E402  (the modules subclass Scenario above)
 
 ALL = []
 BY_NAME, SELECTABLE, PLANNERS = {}, [], []
@@ -143,6 +150,7 @@ register(slow_clients.DOWNLOAD)
 register(fanout.SCENARIO)
 register(sweep.SCENARIO)
 register(preset2021.SCENARIO)
+register(degrade.SCENARIO)
 DEFAULT = ALL[0].name
 
 
