@@ -63,13 +63,13 @@ def check(s):
 
     vegeta = ensure_vegeta() if "vegeta" in s.loadgens else ""
     pg_bindir = ensure_postgresql() if s.backend == "postgres" else ""
-    charts = ensure_matplotlib() if s.mode == "sweep" else ""
+    charts = ensure_matplotlib() if s.mode in ("sweep", "degrade") else ""     # the planners that draw charts
     build_if_stale(s, java_home)
     return Machine(java, java_home, version, major, nofile, hard, vegeta=vegeta, charts=charts, pg_bindir=pg_bindir)
 
 
 def ensure_matplotlib():
-    """The sweep draws its charts with the pinned matplotlib in .tools/venv, installed once by
+    """The sweep and SCENARIO=degrade draw their charts with the pinned matplotlib in .tools/venv, installed once by
     bench/tools/install.sh (which says what to do when python3-venv or pip is missing)."""
     r = subprocess.run(["bench/tools/install.sh", "matplotlib"], stdout=subprocess.PIPE, text=True)
     if r.returncode != 0:
