@@ -376,7 +376,8 @@ def measure(lab, cell, d, url, app):
     """One degrade cell: the remote healthy, its schedule posted, the sampler and vegeta for the
     whole timeline, the remote's record of what it did (fault.json), healthy again; then the
     per-second timeline (timeline.json). (None or why it failed, measured)."""
-    s, p = lab.s, cell.scene.params(s)
+    s = lab.s
+    p = cell.scene.params(s)
     fault_url = lab.url(s.remote_port, "/fault")
     try:
         status, _ = fault_call(fault_url, "DELETE")
