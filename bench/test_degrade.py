@@ -34,7 +34,7 @@ class SettingsTest(unittest.TestCase):
         self.assertEqual((s.rate, s.loadgens, s.duration_s, s.wrk_timeout_s), (150, ["vegeta"], 50, 85))
         self.assertEqual((s.degrade_fault, s.degrade_fault_at_ms, s.degrade_fault_for_ms, s.degrade_after_ms),
                          ("delay=5000", 10000, 10000, 30000))
-        self.assertEqual((s.degrade_limits, s.degrade_deadline_ms), ([0, 100], 2000))
+        self.assertEqual((s.degrade_limits, s.degrade_deadline_ms), ([0, 200], 2000))
         self.assertEqual([v.id for v in s.degrade_variants],
                          ["sync-servlet@tomcat:200", "sync-servlet@tomcat:v1", "async-servlet@tomcat:1", "webflux@netty:1"])
 
@@ -85,7 +85,7 @@ class PlanTest(unittest.TestCase):
         self.assertEqual([(c.app, c.container, c.threads, c.app_args) for c in cells], [
             (app, ct, t, args) for app, ct, t in [("sync-servlet", "tomcat", "200"), ("sync-servlet", "tomcat", "v1"),
                                                   ("async-servlet", "tomcat", "1"), ("webflux", "netty", "1")]
-            for args in [(), ("--max-in-flight", "100")]])
+            for args in [(), ("--max-in-flight", "200")]])
         self.assertEqual({(c.scenario, c.loadgen, c.path) for c in cells}, {("degrade", "vegeta", "/call")})
         self.assertEqual(len({c.variant for c in cells}), 8)      # two limits of a variant never merge as rounds
         self.assertEqual(cells[1].dir_name, "02-degrade-sync-servlet-tomcat-t200-vegeta")

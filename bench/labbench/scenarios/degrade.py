@@ -639,7 +639,7 @@ class Degrade(Scenario):
         "FAULT_AT": "10s",          # healthy time before the fault
         "FAULT_FOR": "10s",         # how long the fault lasts
         "AFTER": "30s",             # healthy time after it
-        "MAX_IN_FLIGHT": "0 100",   # the apps' --max-in-flight, each variant once per value (0 = no limit)
+        "MAX_IN_FLIGHT": "0 200",   # the apps' --max-in-flight, each variant once per value (0 = no limit)
         "GOODPUT_DEADLINE": "2s",   # goodput: 2xx answered within this
     }
     fields = FIELDS
