@@ -1,6 +1,7 @@
 package lab.common;
 
 import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryMXBean;
 import java.lang.management.ThreadInfo;
 import java.lang.management.ThreadMXBean;
 import java.util.ArrayList;
@@ -24,6 +25,7 @@ import java.util.stream.Collectors;
 public final class Stats {
 
     private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
+    private static final MemoryMXBean MEMORY = ManagementFactory.getMemoryMXBean();
     private static final Pattern TRAILING_NUMBER = Pattern.compile("\\d+$");
     private static final int MAX_APP_THREADS = 10_000;
 
@@ -164,6 +166,7 @@ public final class Stats {
                 + ",\"busyThreads\":" + jsonArray(busyThreads())
                 + ",\"liveThreads\":" + THREADS.getThreadCount()
                 + ",\"peakThreads\":" + THREADS.getPeakThreadCount()
+                + ",\"heapUsedBytes\":" + MEMORY.getHeapMemoryUsage().getUsed()
                 + (db == null ? "" : ",\"db\":" + db.toJson())
                 + "}";
     }
