@@ -46,9 +46,20 @@ public final class Stats {
     private volatile IntSupplier queued = () -> 0;
     /** {@code --backend postgres}: the pool's numbers ({@link DbStats}); null on the HTTP backend, and then absent. */
     private volatile DbStats db;
+    /** {@code --max-in-flight}: taken and given back by {@link StatsFilter} / {@link StatsHttpHandler}. */
+    private final Admission admission;
 
     public Stats(LabConfig config) {
         this.config = config;
+        this.admission = new Admission(config.maxInFlight());
+    }
+
+    /**
+     * The admission limit every container's entry applies ({@code --max-in-flight}); a request it
+     * refuses is answered 503 there and never counted here as started, in flight or completed.
+     */
+    public Admission admission() {
+        return admission;
     }
 
     public void requestStarted() {
@@ -148,6 +159,7 @@ public final class Stats {
         THREADS.resetPeakThreadCount();
         DbStats pool = db;
         if (pool != null) pool.reset();
+        admission.reset();
     }
 
     public String toJson() {
@@ -168,6 +180,8 @@ public final class Stats {
                 + ",\"peakThreads\":" + THREADS.getPeakThreadCount()
                 + ",\"heapUsedBytes\":" + MEMORY.getHeapMemoryUsage().getUsed()
                 + (db == null ? "" : ",\"db\":" + db.toJson())
+                // Last: a search for the first "inFlight" still finds the top-level one.
+                + ",\"admission\":" + admission.toJson()
                 + "}";
     }
 
