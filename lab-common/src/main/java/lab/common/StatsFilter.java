@@ -2,6 +2,7 @@ package lab.common;
 
 import java.io.IOException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BiConsumer;
 
 import jakarta.servlet.AsyncContext;
 import jakarta.servlet.AsyncEvent;
@@ -28,17 +29,35 @@ import jakarta.servlet.http.HttpServletResponse;
  * the moment the container's thread is handed back, not the moment the request ends; every
  * permit would come back at once and an async server (or WebFlux mounted as a servlet, which is
  * async too) would hold any number of requests while reporting a limit of N.
+ *
+ * <p>One container does not always call {@link Finish}: Jetty 12.1 drops {@code onComplete} of an
+ * async request whose answer failed to write because the client was gone (see
+ * {@code SlowClientContract}). Its permit would then be held for good — N such clients and the
+ * server answers nothing but 503. So a container may pass a {@code streamEnd} hook that runs a
+ * task when the exchange has ended whatever happened (Jetty: its core request's completion
+ * listener); the permit goes back on whichever of the two comes first, once.
  */
 public final class StatsFilter implements Filter {
 
     private final Stats stats;
     private final Admission admission;
     private final long asyncTimeoutMs;
+    private final BiConsumer<ServletRequest, Runnable> streamEnd;
 
     public StatsFilter(Stats stats, long asyncTimeoutMs) {
+        this(stats, asyncTimeoutMs, null);
+    }
+
+    /**
+     * @param streamEnd null, or how to run a task once the container has ended the request's
+     *                  exchange in every case, failures included; it backs up the AsyncListener
+     *                  for the admission permit only (Stats keep the listener's view)
+     */
+    public StatsFilter(Stats stats, long asyncTimeoutMs, BiConsumer<ServletRequest, Runnable> streamEnd) {
         this.stats = stats;
         this.admission = stats.admission();
         this.asyncTimeoutMs = asyncTimeoutMs;
+        this.streamEnd = streamEnd;
     }
 
     @Override
@@ -69,7 +88,9 @@ public final class StatsFilter implements Filter {
                         // One explicit async timeout for every model, above the client's, so a slow
                         // remote ends as the client's 504 rather than the container's default 30 s.
                         async.setTimeout(asyncTimeoutMs);
-                        async.addListener(new Finish(), request, response);
+                        Finish finish = new Finish();
+                        async.addListener(finish, request, response);
+                        if (streamEnd != null && admission.enabled()) streamEnd.accept(request, finish::releasePermit);
                     } catch (IllegalStateException e) {
                         // The request left async mode between the check and here (completed on
                         // another thread): no listener will be called, so it ends now, or its
@@ -100,7 +121,13 @@ public final class StatsFilter implements Filter {
         // admission permit back once: a second release would raise the limit for good.
         // A timeout or an error ends here too: the container calls onComplete after both.
         private final AtomicBoolean finished = new AtomicBoolean();
+        private final AtomicBoolean permitHeld = new AtomicBoolean(true);
         private volatile boolean timedOut;
+
+        /** Here or from the container's {@code streamEnd} hook, whichever is first; once. */
+        void releasePermit() {
+            if (permitHeld.compareAndSet(true, false)) admission.release();
+        }
 
         @Override
         public void onComplete(AsyncEvent event) {
@@ -108,7 +135,7 @@ public final class StatsFilter implements Filter {
                 int status = ((HttpServletResponse) event.getSuppliedResponse()).getStatus();
                 // An adapter may complete a timed-out request with its untouched 200: still an error.
                 stats.requestFinished(timedOut ? Math.max(status, 503) : status);
-                admission.release();
+                releasePermit();
             }
         }
 
