@@ -5,8 +5,10 @@ import java.util.EnumSet;
 import jakarta.servlet.DispatcherType;
 
 import org.eclipse.jetty.ee11.servlet.FilterHolder;
+import org.eclipse.jetty.ee11.servlet.ServletContextRequest;
 import org.eclipse.jetty.ee11.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee11.servlet.ServletHolder;
+import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
@@ -62,7 +64,12 @@ final class JettyContainer implements Container {
         ServletHolder servlet = new ServletHolder("app", endpoint.servlet());
         servlet.setAsyncSupported(true);
         context.addServlet(servlet, endpoint.mapping());
-        FilterHolder filter = new FilterHolder(new StatsFilter(stats, config.asyncTimeoutMs()));
+        // The core request's completion listener runs when the exchange has ended, failed writes
+        // included, where Jetty may never call the AsyncListener's onComplete: it backs up the
+        // release of an async request's admission permit (StatsFilter).
+        FilterHolder filter = new FilterHolder(new StatsFilter(stats, config.asyncTimeoutMs(),
+                (request, task) -> Request.addCompletionListener(
+                        ServletContextRequest.getServletContextRequest(request), failure -> task.run())));
         filter.setAsyncSupported(true);
         context.addFilter(filter, "/*", EnumSet.of(DispatcherType.REQUEST, DispatcherType.ASYNC));
         server.setHandler(context);

@@ -18,6 +18,8 @@ import java.util.List;
  * @param client            the outbound HTTP client, one of {@link #CLIENTS} ({@link Remote})
  * @param db                {@code --backend postgres}: the database, its driver and pool; null for the
  *                          HTTP backend (remote-sleep), the default
+ * @param maxInFlight       {@code --max-in-flight N}: beyond N requests in flight a new one is answered 503
+ *                          at once ({@link Admission}); 0 = no limit, the default
  */
 public record LabConfig(
         String app,
@@ -37,7 +39,8 @@ public record LabConfig(
         int fanoutConcurrency,
         int shutdownGraceMs,
         String client,
-        DbConfig db) {
+        DbConfig db,
+        int maxInFlight) {
 
     public static final String USAGE = """
             Usage: java -jar <module>.jar [--app ID] --container jetty|tomcat|netty --threads N|vN --port P --admin-port A
@@ -45,6 +48,8 @@ public record LabConfig(
                    [--client-connect-timeout-ms 2000] [--client-max-connections 0 (0 = no cap)]
                    [--client-executor-threads 2] [--accept-queue 8192] [--client jdk|reactor-netty|jetty]
                    [--shutdown-grace-ms 2000] [--fanout-pool 10] [--fanout-concurrency 16] (fan-out apps only)
+                   [--max-in-flight N (0 = no limit, the default; 1..100000)]: beyond N requests in flight, a new
+                   one is answered 503 at once without running application code (a Semaphore, every model alike).
                    --threads N: N threads may run application code; vN: a virtual thread per request on
                    N carrier threads (JDK 21+, jetty and tomcat). --container netty: the webflux app only.
                    --client: the outbound HTTP client (default jdk); the fan-out apps run on jdk only.
@@ -66,6 +71,8 @@ public record LabConfig(
     static final int MAX_SHUTDOWN_GRACE_MS = 60_000;
     /** remote-sleep's own cap on a sleep (its MAX_MS). */
     static final int MAX_DB_SLEEP_MS = 60_000;
+    /** {@code --max-in-flight}: 0 = no limit; else 1..this. */
+    static final int MAX_IN_FLIGHT = 100_000;
     /** {@code --client}: the JDK's HttpClient (the default, every model's control), Reactor Netty's, Jetty's. */
     public static final String JDK = "jdk";
     public static final List<String> CLIENTS = List.of(JDK, "reactor-netty", "jetty");
@@ -97,6 +104,7 @@ public record LabConfig(
         int dbExecutorThreads = DbConfig.DEFAULT_EXECUTOR_THREADS;
         int dbSleepMs = DbConfig.DEFAULT_SLEEP_MS;
         String dbFlag = null;
+        int maxInFlight = 0;
         for (int i = 0; i < args.length; i++) {
             String flag = args[i];
             if (i + 1 >= args.length) throw new IllegalArgumentException("missing value for " + flag);
@@ -126,6 +134,7 @@ public record LabConfig(
                 case "--db-query" -> dbQuery = oneOf(flag, value, DbConfig.QUERIES);
                 case "--db-executor-threads" -> dbExecutorThreads = intIn(flag, value, 1, 10_000);
                 case "--db-sleep-ms" -> dbSleepMs = intIn(flag, value, 0, MAX_DB_SLEEP_MS);
+                case "--max-in-flight" -> maxInFlight = intIn(flag, value, 0, MAX_IN_FLIGHT);
                 default -> throw new IllegalArgumentException("unknown option " + flag);
             }
             if (flag.startsWith("--db-")) dbFlag = flag;
@@ -172,7 +181,7 @@ public record LabConfig(
         }
         return new LabConfig(app, container, n, virtual, host, port, adminPort, remote,
                 clientTimeoutMs, connectTimeoutMs, maxConnections, executorThreads, acceptQueue,
-                fanoutPool, fanoutConcurrency, shutdownGraceMs, client, db);
+                fanoutPool, fanoutConcurrency, shutdownGraceMs, client, db, maxInFlight);
     }
 
     /** Without the fan-out and shutdown flags: their defaults (K = 10 threads, C = 16 at once, 2 s grace). */
@@ -181,7 +190,7 @@ public record LabConfig(
             int clientExecutorThreads, int acceptQueue) {
         this(app, container, threads, virtualThreads, host, port, adminPort, remote, clientTimeoutMs,
                 clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue, 10, 16,
-                DEFAULT_SHUTDOWN_GRACE_MS, JDK, null);
+                DEFAULT_SHUTDOWN_GRACE_MS, JDK, null, 0);
     }
 
     /** {@code N} or {@code vN}, N in 1..10000. */
@@ -207,46 +216,53 @@ public record LabConfig(
     public LabConfig withVirtualThreads() {
         return new LabConfig(app, container, threads, true, host, port, adminPort, remote,
                 clientTimeoutMs, clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue,
-                fanoutPool, fanoutConcurrency, shutdownGraceMs, client, db);
+                fanoutPool, fanoutConcurrency, shutdownGraceMs, client, db, maxInFlight);
     }
 
     public LabConfig withClientTimeoutMs(int ms) {
         return new LabConfig(app, container, threads, virtualThreads, host, port, adminPort, remote,
                 ms, clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue,
-                fanoutPool, fanoutConcurrency, shutdownGraceMs, client, db);
+                fanoutPool, fanoutConcurrency, shutdownGraceMs, client, db, maxInFlight);
     }
 
     public LabConfig withFanout(int pool, int concurrency) {
         return new LabConfig(app, container, threads, virtualThreads, host, port, adminPort, remote, clientTimeoutMs,
                 clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue, pool, concurrency,
-                shutdownGraceMs, client, db);
+                shutdownGraceMs, client, db, maxInFlight);
     }
 
     public LabConfig withShutdownGraceMs(int ms) {
         return new LabConfig(app, container, threads, virtualThreads, host, port, adminPort, remote, clientTimeoutMs,
                 clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue, fanoutPool,
-                fanoutConcurrency, ms, client, db);
+                fanoutConcurrency, ms, client, db, maxInFlight);
     }
 
     /** The same on another outbound client ({@code --client}). */
     public LabConfig withClient(String name) {
         return new LabConfig(app, container, threads, virtualThreads, host, port, adminPort, remote, clientTimeoutMs,
                 clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue, fanoutPool,
-                fanoutConcurrency, shutdownGraceMs, oneOf("--client", name, CLIENTS), db);
+                fanoutConcurrency, shutdownGraceMs, oneOf("--client", name, CLIENTS), db, maxInFlight);
     }
 
     /** The same with {@code --client-max-connections n} (0 = no cap). */
     public LabConfig withClientMaxConnections(int n) {
         return new LabConfig(app, container, threads, virtualThreads, host, port, adminPort, remote, clientTimeoutMs,
                 clientConnectTimeoutMs, n, clientExecutorThreads, acceptQueue, fanoutPool,
-                fanoutConcurrency, shutdownGraceMs, client, db);
+                fanoutConcurrency, shutdownGraceMs, client, db, maxInFlight);
     }
 
     /** The same on {@code --backend postgres} with {@code db} (null: the HTTP backend). */
     public LabConfig withDb(DbConfig db) {
         return new LabConfig(app, container, threads, virtualThreads, host, port, adminPort, remote, clientTimeoutMs,
                 clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue, fanoutPool,
-                fanoutConcurrency, shutdownGraceMs, client, db);
+                fanoutConcurrency, shutdownGraceMs, client, db, maxInFlight);
+    }
+
+    /** The same with {@code --max-in-flight n} (0 = no limit). */
+    public LabConfig withMaxInFlight(int n) {
+        return new LabConfig(app, container, threads, virtualThreads, host, port, adminPort, remote, clientTimeoutMs,
+                clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue, fanoutPool,
+                fanoutConcurrency, shutdownGraceMs, client, db, intIn("--max-in-flight", String.valueOf(n), 0, MAX_IN_FLIGHT));
     }
 
     /** {@code --threads} as given: {@code 200} or {@code v1}. */

@@ -134,6 +134,7 @@ public final class Launcher implements AutoCloseable {
                 + (config.db() == null ? " remote=" + config.remote() : " backend=postgres db=" + config.db().url())
                 + " [" + remote.describe() + "]"
                 + " shutdownGrace=" + config.shutdownGraceMs() + "ms"
+                + " " + stats.admission().describe()
                 + " commonPoolParallelism=" + java.util.concurrent.ForkJoinPool.getCommonPoolParallelism()
                 + " jdk=" + System.getProperty("java.version") + " (" + System.getProperty("java.vendor") + ", "
                 + System.getProperty("java.home") + ")";

@@ -1,6 +1,7 @@
 package lab.common;
 
 import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryMXBean;
 import java.lang.management.ThreadInfo;
 import java.lang.management.ThreadMXBean;
 import java.util.ArrayList;
@@ -24,6 +25,7 @@ import java.util.stream.Collectors;
 public final class Stats {
 
     private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
+    private static final MemoryMXBean MEMORY = ManagementFactory.getMemoryMXBean();
     private static final Pattern TRAILING_NUMBER = Pattern.compile("\\d+$");
     private static final int MAX_APP_THREADS = 10_000;
 
@@ -44,9 +46,20 @@ public final class Stats {
     private volatile IntSupplier queued = () -> 0;
     /** {@code --backend postgres}: the pool's numbers ({@link DbStats}); null on the HTTP backend, and then absent. */
     private volatile DbStats db;
+    /** {@code --max-in-flight}: taken and given back by {@link StatsFilter} / {@link StatsHttpHandler}. */
+    private final Admission admission;
 
     public Stats(LabConfig config) {
         this.config = config;
+        this.admission = new Admission(config.maxInFlight());
+    }
+
+    /**
+     * The admission limit every container's entry applies ({@code --max-in-flight}); a request it
+     * refuses is answered 503 there and never counted here as started, in flight or completed.
+     */
+    public Admission admission() {
+        return admission;
     }
 
     public void requestStarted() {
@@ -146,6 +159,7 @@ public final class Stats {
         THREADS.resetPeakThreadCount();
         DbStats pool = db;
         if (pool != null) pool.reset();
+        admission.reset();
     }
 
     public String toJson() {
@@ -164,7 +178,10 @@ public final class Stats {
                 + ",\"busyThreads\":" + jsonArray(busyThreads())
                 + ",\"liveThreads\":" + THREADS.getThreadCount()
                 + ",\"peakThreads\":" + THREADS.getPeakThreadCount()
+                + ",\"heapUsedBytes\":" + MEMORY.getHeapMemoryUsage().getUsed()
                 + (db == null ? "" : ",\"db\":" + db.toJson())
+                // Last: a search for the first "inFlight" still finds the top-level one.
+                + ",\"admission\":" + admission.toJson()
                 + "}";
     }
 
