@@ -34,7 +34,7 @@ class SettingsTest(unittest.TestCase):
         self.assertEqual((s.rate, s.loadgens, s.duration_s, s.wrk_timeout_s), (150, ["vegeta"], 50, 85))
         self.assertEqual((s.degrade_fault, s.degrade_fault_at_ms, s.degrade_fault_for_ms, s.degrade_after_ms),
                          ("delay=5000", 10000, 10000, 30000))
-        self.assertEqual((s.degrade_limits, s.degrade_deadline_ms), ([0, 200], 2000))
+        self.assertEqual((s.degrade_limits, s.degrade_deadline_ms), ([0, 180], 2000))
         self.assertEqual([v.id for v in s.degrade_variants],
                          ["sync-servlet@tomcat:200", "sync-servlet@tomcat:v1", "async-servlet@tomcat:1", "webflux@netty:1"])
 
@@ -85,7 +85,7 @@ class PlanTest(unittest.TestCase):
         self.assertEqual([(c.app, c.container, c.threads, c.app_args) for c in cells], [
             (app, ct, t, args) for app, ct, t in [("sync-servlet", "tomcat", "200"), ("sync-servlet", "tomcat", "v1"),
                                                   ("async-servlet", "tomcat", "1"), ("webflux", "netty", "1")]
-            for args in [(), ("--max-in-flight", "200")]])
+            for args in [(), ("--max-in-flight", "180")]])
         self.assertEqual({(c.scenario, c.loadgen, c.path) for c in cells}, {("degrade", "vegeta", "/call")})
         self.assertEqual(len({c.variant for c in cells}), 8)      # two limits of a variant never merge as rounds
         self.assertEqual(cells[1].dir_name, "02-degrade-sync-servlet-tomcat-t200-vegeta")
@@ -174,9 +174,14 @@ class LittlesLawTest(unittest.TestCase):
         free = degrade.predict(150, 1000, 5000, 10)
         self.assertEqual((free["regime"], free["recovery_s"], free["peak"]), ("no cap", 0.0, 750))
         self.assertTrue(free["text"].startswith("no cap: every request waits its delay"))
-        limited = degrade.predict(150, 1000, 5000, 10, threads=200, limit=200)
+        limited = degrade.predict(150, 1000, 5000, 10, threads=200, limit=180)
         self.assertEqual((limited["regime"], limited["backlog"], limited["served_during"], limited["recovery_s"]),
-                         ("rejects", 0, 40.0, 5.0))
+                         ("rejects", 0, 36.0, 5.0))
+        # measured: --max-in-flight 200 on 200 Tomcat threads rejected nothing, 570 queued in front of the filter
+        at_threads = degrade.predict(150, 1000, 5000, 10, threads=200, limit=200)
+        self.assertEqual((at_threads["regime"], at_threads["backlog"]), ("queues", 1100.0))
+        self.assertIn("never binds", at_threads["text"])
+        self.assertEqual(degrade.predict(150, 1000, 5000, 10, limit=200)["regime"], "rejects")   # no threads in front
         short = degrade.predict(150, 1000, 5000, 10, threads=200, limit=100)
         self.assertIsNone(short["recovery_s"])
         self.assertIn("rejects ~50 req/s even when healthy", short["text"])
@@ -209,6 +214,11 @@ class FaultWindowTest(unittest.TestCase):
                          21000)
         self.assertEqual(degrade.fault_window(dict(record, changes=[]), "delay=5000", 990, 10000, 10000)[:2], (11000, 21000))
         self.assertEqual(degrade.fault_window(None, "delay=5000", 990, 10000, 10000)[:2], (10990, 20990))
+        # one remote serves every cell: an earlier cell's schedule (and its clearing) comes first in the log
+        earlier = [{"atMs": 100, "phase": "ok"}, {"atMs": 300, "phase": "delay=5000"}, {"atMs": 500, "phase": "ok"},
+                   {"atMs": 990, "phase": "cleared"}]
+        self.assertEqual(degrade.fault_window(dict(record, changes=earlier + record["changes"]), "delay=5000", 990,
+                                              10000, 10000), (11004, 21009, "remote-sleep's changes"))
 
 
 def synthetic_results(rate=10, healthy_ms=1000, fault_ms=5000, slow_after=3):

@@ -139,7 +139,14 @@ def predict(rate, healthy_ms, fault_hold_ms, fault_s, threads=None, limit=None, 
     queueing = [c for c in (threads, queue_cap) if c]
     out = {"capacity": None, "served_during": None, "growth": None, "backlog": 0, "drain_rate": None,
            "drain_s": None, "recovery_s": None, "peak": None, "regime": None}
-    if limit and (not queueing or limit <= min(queueing)):
+    # A thread-per-request container queues a request for a thread BEFORE the admission filter sees it:
+    # a limit at or above the threads never binds (the excess waits in that queue). Only a limit below
+    # them leaves threads free to answer the excess with a fast 503.
+    binds = limit and (not threads or limit < threads) and (not queue_cap or limit <= queue_cap)
+    if limit and not binds and threads and limit >= threads:
+        out["unbound_limit"] = (f"limit {limit} >= {threads} threads: the excess waits in the container's queue, in "
+                                "front of the admission filter, so the limit never binds")
+    if binds:
         # The limit binds first: beyond it a request is answered 503 at once, nothing queues.
         c = limit
         served = c / hold_s if hold_s else None
@@ -177,6 +184,8 @@ def predict(rate, healthy_ms, fault_hold_ms, fault_s, threads=None, limit=None, 
     out["text"] = (f"cap {c}: serves {c} / {hold_s:g} s = {served:g} req/s during the fault, backlog +{growth:g}/s -> "
                    f"{backlog:,.0f} at its end; drains at {c / healthy_s:g} - {rate} = {drain_rate:g}/s: "
                    f"{backlog / drain_rate:.0f} s")
+    if out.get("unbound_limit"):
+        out["text"] = out["unbound_limit"] + "; " + out["text"]
     return out
 
 
@@ -280,6 +289,11 @@ def fault_window(fault_json, fault, posted_ms, fault_at_ms, fault_for_ms):
     """(start epoch ms, end epoch ms, source) of the fault: from remote-sleep's own record of its
     changes (GET /fault), else its plan, else ours (posted_ms + FAULT_AT)."""
     changes = (fault_json or {}).get("changes") or []
+    # remote-sleep keeps every change of its life (one remote serves every cell): this cell's
+    # schedule is the one started last, its changes are from its start on.
+    since = (fault_json or {}).get("startedAtMs")
+    if since is not None:
+        changes = [c for c in changes if c.get("atMs", 0) >= since]
     start = next((i for i, c in enumerate(changes) if c.get("phase") == fault), None)
     if start is not None:
         end = next((c["atMs"] for c in changes[start + 1:] if c.get("phase") != fault), None)
@@ -639,7 +653,10 @@ class Degrade(Scenario):
         "FAULT_AT": "10s",          # healthy time before the fault
         "FAULT_FOR": "10s",         # how long the fault lasts
         "AFTER": "30s",             # healthy time after it
-        "MAX_IN_FLIGHT": "0 200",   # the apps' --max-in-flight, each variant once per value (0 = no limit)
+        # The apps' --max-in-flight, each variant once per value (0 = no limit). 180: the healthy load
+        # keeps RATE x SLEEP_MS = 150 in flight; below the 200-thread pool, whose free threads answer
+        # the excess with a fast 503 (a limit >= the threads never binds: the queue is in front of it).
+        "MAX_IN_FLIGHT": "0 180",
         "GOODPUT_DEADLINE": "2s",   # goodput: 2xx answered within this
     }
     fields = FIELDS
