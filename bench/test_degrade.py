@@ -150,16 +150,21 @@ def rows(p99s, start=10, errors_at=()):
 
 class RecoveryTest(unittest.TestCase):
     def test_recovers_at_3_s(self):
-        self.assertEqual(degrade.time_to_recover(rows([5000, 4000, 2000] + [1100] * 8), 1000, 10.0), 3.0)
+        self.assertEqual(degrade.time_to_recover(rows([5000, 4000, 2000] + [1100] * 8), 1000, 10.0), (3.0, 0))
 
-    def test_not_while_it_fails_fast_nor_if_it_slips_back(self):
+    def test_not_while_it_fails_fast_nor_if_it_slips_back_at_once(self):
         fast_503 = rows([20] * 5 + [1000] * 5, errors_at=range(10, 15))
-        self.assertEqual(degrade.time_to_recover(fast_503, 1000, 10.0), 5.0)
-        self.assertEqual(degrade.time_to_recover(rows([5000, 1000, 1000, 9000, 1000]), 1000, 10.0), 4.0)
+        self.assertEqual(degrade.time_to_recover(fast_503, 1000, 10.0), (5.0, 0))
+        self.assertEqual(degrade.time_to_recover(rows([5000, 1000, 1000, 9000, 1000]), 1000, 10.0), (4.0, 0))
+
+    def test_a_hiccup_after_5_s_back_is_not_the_fault(self):
+        # measured: a limit of 180 at 150 req/s answered 47 x 503 13 s after it had recovered
+        late = rows([5000] + [1000] * 7 + [1000] * 3, errors_at=[18])
+        self.assertEqual(degrade.time_to_recover(late, 1000, 10.0), (1.0, 1))
 
     def test_never_recovers(self):
-        self.assertIsNone(degrade.time_to_recover(rows([5000] * 10 + [1000, 9000]), 1000, 10.0))
-        self.assertIsNone(degrade.time_to_recover(rows([1000] * 5), None, 10.0))    # no healthy p99 to compare
+        self.assertEqual(degrade.time_to_recover(rows([5000] * 10 + [1000, 9000]), 1000, 10.0), (None, 0))
+        self.assertEqual(degrade.time_to_recover(rows([1000] * 5), None, 10.0), (None, 0))   # no healthy p99 to compare    # no healthy p99 to compare
 
 
 class LittlesLawTest(unittest.TestCase):

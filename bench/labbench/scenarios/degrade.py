@@ -40,6 +40,7 @@ KINDS = re.compile(r"delay=([0-9]{1,6})|error=([0-9]{1,3})|hang")
 SPAN = re.compile(r"([0-9]{1,7})(ms|s|m)?")
 ERROR_KINDS = ("503", "502", "504", "other_status", "timeout", "connection")
 RECOVERED_WITHIN = 1.5        # a send second is back when its p99 <= 1.5 x the healthy phase's, without errors
+STAY_S = 5                    # ... and recovered once it stays back this many send seconds (a GC pause later is not the fault)
 SAMPLE_S = 0.5                # the app's /stats and /proc/PID/status, every 0.5 s while vegeta runs
 VEGETA_GRACE_S = 30           # vegeta's -timeout beyond the timeline and the fault's delay
 REBUILD = "remote-sleep has no /fault: rebuild it (mvn -o -q -pl remote-sleep package)"
@@ -156,9 +157,9 @@ def predict(rate, healthy_ms, fault_hold_ms, fault_s, threads=None, limit=None, 
             out["text"] = (f"limit {c}: {c} in flight / {healthy_ms / 1000:g} s = {c / healthy_s:g} req/s < RATE {rate}: "
                            f"rejects ~{rate - c / healthy_s:g} req/s even when healthy; does not recover")
             return out
-        out["recovery_s"] = hold_s
+        out.update(recovery_s=hold_s, recovery_at_most=True)
         out["text"] = (f"limit {c}: serves {c} / {hold_s:g} s = {served:g} req/s during the fault, rejects ~{rejected:g} "
-                       f"req/s (503), no backlog; recovers as the admitted slow requests answer (~{hold_s:g} s)"
+                       f"req/s (503), no backlog; recovers once the slow requests it admitted answer (≤ {hold_s:g} s)"
                        if served is not None else f"limit {c}: rejects beyond {c} in flight; no backlog")
         return out
     if not queueing:
@@ -257,24 +258,21 @@ def per_second(results, t0_s, deadline_ms):
                         "p99_ms": None if not healthy else round(percentile(healthy, 99), 1)}}
 
 
-def time_to_recover(by_send, healthy_p99_ms, fault_end_s, within=RECOVERED_WITHIN):
-    """Seconds after the fault's end until the p99 by send second is back within `within` x the
-    healthy phase's p99, with no failed request, and stays so for the rest of the run; None when
-    that never happens ("not within the run"). A fast 503 is not a recovery: a second with
-    errors does not count as back. Send seconds from the one the fault ended in (rounded)."""
+def time_to_recover(by_send, healthy_p99_ms, fault_end_s, within=RECOVERED_WITHIN, stay=STAY_S):
+    """(seconds after the fault's end until the p99 by send second is back within `within` x the
+    healthy phase's p99 with no failed request, and stays so for `stay` seconds (or to the run's end);
+    the send seconds after those that were not back: a later hiccup, not the fault's recovery).
+    (None, 0) when that never happens ("not within the run"). A fast 503 is not a recovery: a second
+    with errors is not back. Send seconds from the one the fault ended in (rounded)."""
     if not healthy_p99_ms:
-        return None
-    since = None
-    for row in by_send:
-        if row["t"] < round(fault_end_s) or not row["count"]:
-            continue
-        back = (row["p99_ms"] is not None and row["p99_ms"] <= within * healthy_p99_ms
-                and not sum(row["errors"].values()))
-        if back and since is None:
-            since = row["t"]
-        elif not back:
-            since = None
-    return None if since is None else round(max(0.0, since - fault_end_s), 1)
+        return None, 0
+    rows = [r for r in by_send if r["t"] >= round(fault_end_s) and r["count"]]
+    back = [r["p99_ms"] is not None and r["p99_ms"] <= within * healthy_p99_ms and not sum(r["errors"].values())
+            for r in rows]
+    for i in range(len(rows)):
+        if all(back[i:i + stay]):
+            return round(max(0.0, rows[i]["t"] - fault_end_s), 1), back[i + stay:].count(False)
+    return None, 0
 
 
 def rate_over(rows, lo, hi, key="goodput"):
@@ -450,7 +448,7 @@ def write_timeline(vegeta_bin, d, p, record, posted_ms):
 
 FIELDS = ("fault", "max_in_flight_limit", "client_timeout_ms", "fault_s", "fault_source", "healthy_p99_ms",
           "goodput_before_rps", "goodput_during_rps", "goodput_after_rps", "fault_errors", "recovery_s",
-          "recovery_text", "predicted_recovery_s", "prediction", "predicted_peak", "peak_in_flight", "peak_queued",
+          "recovery_text", "predicted_recovery_s", "predicted_recovery_at_most", "prediction", "predicted_peak", "peak_in_flight", "peak_queued",
           "peak_backlog", "peak_live_threads", "peak_heap_mb", "admission_rejected")
 
 
@@ -491,7 +489,7 @@ def figures(record, d):
         return out
     fault_end = t["fault_end_s"]
     healthy = t["healthy"]["p99_ms"]
-    rec_s = time_to_recover(t["by_send"], healthy, fault_end)
+    rec_s, slips = time_to_recover(t["by_send"], healthy, fault_end)
     done = t["by_completion"]
     end = t.get("end_s") or fault_end + p["after_ms"] / 1000.0
     errors = dict.fromkeys(ERROR_KINDS, 0)
@@ -508,8 +506,10 @@ def figures(record, d):
         goodput_before_rps=rate_over(done, -p["fault_at_ms"] / 1000.0 + record.sleep_ms / 1000.0, 0),
         goodput_during_rps=rate_over(done, 0, fault_end), goodput_after_rps=rate_over(done, fault_end, end),
         fault_errors=errors, recovery_s=rec_s,
-        recovery_text=("—" if healthy is None else "not within the run" if rec_s is None else f"{rec_s:g} s"),
+        recovery_text=("—" if healthy is None else "not within the run" if rec_s is None
+                       else f"{rec_s:g} s" + (f" ({slips} s not back later)" if slips else "")),
         predicted_recovery_s=None if pred["recovery_s"] is None else round(pred["recovery_s"], 1),
+        predicted_recovery_at_most=bool(pred.get("recovery_at_most")),
         prediction=pred["text"], predicted_peak=pred["peak"],
         peak_in_flight=peak(samples, lambda x: x.get("inFlight")),
         peak_queued=peak(samples, lambda x: x.get("queued")),
@@ -532,7 +532,7 @@ def predicted_text(c):
     if c.get("prediction") is None:
         return "—"
     pr = c.get("predicted_recovery_s")
-    return f"{'does not recover' if pr is None else f'{pr:g} s'}"
+    return "does not recover" if pr is None else f"{'≤ ' if c.get('predicted_recovery_at_most') else ''}{pr:g} s"
 
 
 def limit_text(n):
@@ -590,7 +590,7 @@ def section(run, charts):
                  f"{f_mb(c.get('peak_rss_mb'))} · {f_mb(c.get('peak_heap_mb'))} | **{c.get('recovery_text')}** | "
                  f"{predicted_text(c)}: {c.get('prediction')}; peak queued + in flight {f_int(c.get('predicted_peak'))} "
                  f"(measured {f_int(c.get('peak_backlog'))}) |\n")
-    w.append(HOW.format(within=RECOVERED_WITHIN, sample=SAMPLE_S))
+    w.append(HOW.format(within=RECOVERED_WITHIN, sample=SAMPLE_S, stay=STAY_S))
     mine = [(n, title) for n, title in charts if n.startswith("degrade-")]
     if mine:
         w.append("\n### Charts\n\n" + "".join(f"![{title}](charts/{n}.png)\n\n" for n, title in mine)
@@ -611,11 +611,15 @@ timeout, connection errors. **peak in flight · queued** are the app's `/stats` 
 queued (waiting for a container thread), sampled every {sample:g} s; **peak threads** its liveThreads; **peak RSS ·
 heap** the process' resident memory (/proc) and the JVM's used heap. **recovered after** is the time from the
 fault's end until the p99 by *send* second is back within {within:g}× the healthy p99, with no failed request, and
-stays there for the rest of the run (*not within the run* when it never does; a fast 503 is not a recovery).
+stays there {stay} send seconds (*not within the run* when it never does; a fast 503 is not a recovery; "N s not
+back later" counts the send seconds after those that were not: a later hiccup, such as a limit close to the
+healthy load meeting a GC pause).
 **predicted** is Little's law for the model's caps (capacity C = the platform threads of a thread-per-request app,
 the admission limit, `--client-max-connections`; none for virtual threads and the async models): during the fault
 it serves C / fault delay per second; a queueing model's backlog grows by RATE − that, and drains after the fault at
-C / healthy delay − RATE; a limit rejects the excess instead, so nothing queues; without a cap every request waits
+C / healthy delay − RATE; a limit rejects the excess instead, so nothing queues, and recovers within one fault delay
+at most (≤: its admitted slow requests hold their slots until they answer) — but only a limit below a thread-per-request
+app's threads binds: the container queues a request for a thread in front of the filter; without a cap every request waits
 its own delay and none waits for another. Beside it, the predicted peak of queued + in flight against the measured
 one. Figures of a single run: read differences of a few seconds or requests as noise.
 """
