@@ -416,6 +416,31 @@ assert r['meta']['calibration'][0]['loadgen'] == 'vegeta', r['meta']['calibratio
 check "results.md shows closed- and open-loop latency side by side" grep -q '^## Open loop: vegeta at 20 req/s beside wrk' \
     "$TMP/ol/latest/results.md"
 
+# degrade_cells RUN_DIR: without a limit every request is answered (each waits the fault's delay);
+# with --max-in-flight 10 the excess of the fault gets 503s and in flight stays <= 10; both recover
+# within the run, and the fault window comes from remote-sleep's own record of its changes.
+degrade_cells() {
+    python3 - "$1/results.json" <<'EOF2'
+import json, sys
+run = json.load(open(sys.argv[1]))
+cells = {c["max_in_flight_limit"]: c for c in run["cells"] if c.get("scenario") == "degrade"}
+assert sorted(cells) == [0, 10] and all(c["status"] == "ok" for c in cells.values()), [(k, c["status"]) for k, c in cells.items()]
+free, limited = cells[0], cells[10]
+for c in (free, limited):
+    print(c["max_in_flight_limit"], c["fault_source"], c["fault_errors"], c["peak_in_flight"], c["recovery_text"], c["prediction"])
+    assert c["fault_source"] == "remote-sleep's changes" and c["recovery_s"] is not None, c["fault_source"]
+assert sum(free["fault_errors"].values()) == 0 and free["peak_in_flight"] >= 15, (free["fault_errors"], free["peak_in_flight"])
+assert limited["fault_errors"]["503"] > 0 and limited["admission_rejected"] > 0 and limited["peak_in_flight"] <= 10
+EOF2
+    grep -q '^## When the backend slows down' "$1/results.md" || { echo "no degrade section in results.md"; return 1; }
+}
+section "the backend slows down (SCENARIO=degrade: 1 variant x 2 limits + 1 calibration, 7 s timelines, about 45 s)"
+check "FAULT=ok" bad_setting SCENARIO=degrade FAULT=ok
+bench_run "SCENARIO=degrade runs a tiny fault timeline" degrade env SCENARIO=degrade DEGRADE_VARIANTS=async-servlet@jetty:1 \
+    MAX_IN_FLIGHT="0 10" RATE=20 SLEEP_MS=200 FAULT=delay=1000 FAULT_AT=2s FAULT_FOR=2s AFTER=3s \
+    RESULTS_DIR="$TMP/degrade" ./bench.sh
+check "degrade cells: no limit answers all, --max-in-flight 10 sheds the excess with 503, both recover" degrade_cells "$TMP/degrade/latest"
+
 # Each scenario's default SLOW_BYTES: uploads of 4 KiB (41 s at 100 B/s), downloads of 16 MiB, far
 # more than the socket buffers hold, so a blocking writer stays blocked for the whole cell.
 section "slow clients beside wrk (slow-upload and slow-download: 4 cells + 1 calibration, about 40 s)"

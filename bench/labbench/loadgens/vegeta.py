@@ -65,7 +65,8 @@ def measure(vegeta, cell_dir, url, rate, duration_s, timeout_s, sleep_ms, stats_
     for line in encoded.stdout.splitlines():
         r = json.loads(line)
         error = r.get("error") or ""
-        if "Timeout" in error or "deadline exceeded" in error:
+        # vegeta's own timeout has no status; a 504's error text is "504 Gateway Timeout": a status error
+        if not r.get("code") and ("Timeout" in error or "deadline exceeded" in error):
             timeouts += 1
         elif error or not 200 <= r.get("code", 0) < 300:
             other += 1

@@ -804,8 +804,8 @@ class Degrade(Scenario):
         for label, limit, measured, predicted, c in recovery_rows(run):
             during = f_rps(c.get("goodput_during_rps")) + " req/s" if c["status"] == "ok" else ""
             out.append(f"| {label} | {limit_text(limit)} | {during} | {measured} | {predicted if c['status'] == 'ok' else ''} |\n")
-        out.append("\nRecovered: the p99 by send second back within 1.5× the healthy p99, without errors, for the rest "
-                   "of the run. Every figure and the charts: *When the backend slows down* below.\n")
+        out.append(f"\nRecovered: the p99 by send second back within {RECOVERED_WITHIN:g}× the healthy p99, without errors, "
+                   f"for {STAY_S} send seconds. Every figure and the charts: *When the backend slows down* below.\n")
         return "".join(out)
 
     def sections(self, run, ctx):
