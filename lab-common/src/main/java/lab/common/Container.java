@@ -22,6 +22,22 @@ public interface Container extends AutoCloseable {
     /** What "N threads" is on this container, and the limits around it (the {@code [...]} of the lab: line). */
     String describe();
 
+    /**
+     * The container's own protections, for the {@code lab:} line: {@code containerQueue=...} (Tomcat's
+     * bounded executor queue, {@code --container-queue}) and {@code qos=...} (Jetty's QoSHandler,
+     * {@code --qos}); each says "unbounded" / "none" where it is not set or the container has none.
+     */
+    String describeLimits();
+
+    /** Jetty's QoSHandler counts for /stats' {@code "qos"} since the last {@link #resetLimitCounts}; null without {@code --qos}. */
+    default String qosJson() {
+        return null;
+    }
+
+    /** Between warm-up and measurement ({@link Stats#reset}). */
+    default void resetLimitCounts() {
+    }
+
     /** The one place that picks the container's class. */
     static Container start(LabConfig config, Endpoint endpoint, Stats stats) throws Exception {
         return start(config, endpoint, stats, null);

@@ -1,5 +1,6 @@
 package lab.common;
 
+import java.time.Duration;
 import java.util.EnumSet;
 
 import jakarta.servlet.DispatcherType;
@@ -11,6 +12,7 @@ import org.eclipse.jetty.ee11.servlet.ServletHolder;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.server.handler.QoSHandler;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.eclipse.jetty.util.thread.VirtualThreadPool;
 
@@ -26,14 +28,25 @@ final class JettyContainer implements Container {
      */
     static final int PLATFORM_THREADS_FOR_VIRTUAL = 2;
 
+    /**
+     * {@code --qos}: how long a request may stay suspended, set explicitly to Jetty 12.1's own default
+     * ({@code Duration.ZERO} in QoSHandler's field initializer: no limit, it waits until a permit frees).
+     */
+    static final Duration QOS_MAX_SUSPEND = Duration.ZERO;
+
     private final LabConfig config;
     private final Server server;
     private final QueuedThreadPool pool;
+    /** {@code --qos N}: in front of the servlet context; null without the flag. */
+    private final QoSHandler qos;
+    /** QoSHandler's totals at the last {@link #resetLimitCounts} (it has no reset of its own). */
+    private volatile long[] qosBase = new long[5];
 
-    private JettyContainer(LabConfig config, Server server, QueuedThreadPool pool) {
+    private JettyContainer(LabConfig config, Server server, QueuedThreadPool pool, QoSHandler qos) {
         this.config = config;
         this.server = server;
         this.pool = pool;
+        this.qos = qos;
     }
 
     static Container start(LabConfig config, Endpoint endpoint, Stats stats) throws Exception {
@@ -72,9 +85,32 @@ final class JettyContainer implements Container {
                         ServletContextRequest.getServletContextRequest(request), failure -> task.run())));
         filter.setAsyncSupported(true);
         context.addFilter(filter, "/*", EnumSet.of(DispatcherType.REQUEST, DispatcherType.ASYNC));
-        server.setHandler(context);
+        QoSHandler qos = null;
+        if (config.qos() > 0) {
+            // --qos N: Jetty 12.1's QoSHandler, a core handler, so it wraps the whole servlet context:
+            // Server -> QoSHandler -> ServletContextHandler -> StatsFilter -> servlet. A request it
+            // suspends (or answers 503) has not reached StatsFilter yet: /stats' inFlight and
+            // completed do not count it, its own "qos" object does (qosJson).
+            //
+            // How it counts, read in jetty-server 12.1.14 (QoSHandler.class, and its source in
+            // jetty/jetty.project): process() takes a permit (state.decrementAndGet()); with none left it
+            // suspends the request in a queue unless maxSuspendedRequestCount are suspended already, then
+            // it answers rejectStatusCode (503) at once. A request with a permit goes through
+            // handleWithPermit(), which calls Request.addCompletionListener(request, this::resume) before
+            // the next handler: the permit comes back when the core request's exchange completes (its
+            // callback succeeded or failed), not when the handler returns. So a Servlet async request
+            // holds its permit until it completes, as Admission's does, and a suspended request holds no
+            // thread: resume() runs the oldest one of the highest priority on the pool's executor.
+            qos = new QoSHandler(context);
+            qos.setMaxRequestCount(config.qos());
+            qos.setMaxSuspendedRequestCount(config.qosSuspended());
+            qos.setMaxSuspend(QOS_MAX_SUSPEND);
+            server.setHandler(qos);
+        } else {
+            server.setHandler(context);
+        }
         server.start();
-        return new JettyContainer(config, server, pool);
+        return new JettyContainer(config, server, pool, qos);
     }
 
     @Override
@@ -89,6 +125,47 @@ final class JettyContainer implements Container {
                     + " for application code + 1 selector that also accepts; 0 acceptors, 0 reserved) jobQueue=unbounded")
                 + " acceptQueue=" + config.acceptQueue() + " maxConnections=unlimited idleTimeout=" + IDLE_TIMEOUT_MS + "ms"
                 + " asyncTimeout=" + config.asyncTimeoutMs() + "ms";
+    }
+
+    @Override
+    public String describeLimits() {
+        return "containerQueue=unbounded (QueuedThreadPool's job queue; use --qos)"
+                + (qos == null ? " qos=none"
+                    : " qos=QoSHandler maxRequestCount=" + qos.getMaxRequestCount()
+                        + " maxSuspendedRequestCount=" + qos.getMaxSuspendedRequestCount()
+                        + " maxSuspend=" + qos.getMaxSuspend().toMillis() + "ms"
+                        + (qos.getMaxSuspend().isZero() ? " (Jetty's default: no limit)" : "")
+                        + " rejectStatus=" + qos.getRejectStatusCode()
+                        + " (beyond " + qos.getMaxRequestCount() + " at once, up to " + qos.getMaxSuspendedRequestCount()
+                        + " wait suspended, holding no thread, then " + qos.getRejectStatusCode() + " at once; a permit is"
+                        + " released when its request completes; in front of the servlet context, so a suspended or"
+                        + " refused request is not in /stats inFlight)");
+    }
+
+    /**
+     * {@code {"limit":N,"maxSuspended":M,"suspended":now,"requests":..,"suspendedTotal":..,"resumed":..,
+     * "expired":..,"rejected":..}}: QoSHandler's own counters, the totals since the last reset.
+     */
+    @Override
+    public String qosJson() {
+        if (qos == null) return null;
+        long[] now = qosTotals();
+        long[] base = qosBase;
+        return "{\"limit\":" + qos.getMaxRequestCount() + ",\"maxSuspended\":" + qos.getMaxSuspendedRequestCount()
+                + ",\"suspended\":" + qos.getSuspendedRequestCount()
+                + ",\"requests\":" + (now[0] - base[0]) + ",\"suspendedTotal\":" + (now[1] - base[1])
+                + ",\"resumed\":" + (now[2] - base[2]) + ",\"expired\":" + (now[3] - base[3])
+                + ",\"rejected\":" + (now[4] - base[4]) + "}";
+    }
+
+    @Override
+    public void resetLimitCounts() {
+        if (qos != null) qosBase = qosTotals();
+    }
+
+    private long[] qosTotals() {
+        return new long[] {qos.getTotalRequestCount(), qos.getTotalSuspendedRequestCount(),
+                qos.getTotalResumedRequestCount(), qos.getTotalExpiredRequestCount(), qos.getTotalExceededRequestCount()};
     }
 
     @Override

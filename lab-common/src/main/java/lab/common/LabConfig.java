@@ -20,6 +20,12 @@ import java.util.List;
  *                          HTTP backend (remote-sleep), the default
  * @param maxInFlight       {@code --max-in-flight N}: beyond N requests in flight a new one is answered 503
  *                          at once ({@link Admission}); 0 = no limit, the default
+ * @param containerQueue    {@code --container-queue N}: Tomcat only, platform threads only: its executor's
+ *                          {@code maxQueueSize}; 0 = unbounded, the default ({@link TomcatContainer})
+ * @param qos               {@code --qos N}: Jetty only: Jetty's {@code QoSHandler} in front of the servlet
+ *                          context with {@code maxRequestCount} N; 0 = off, the default ({@link JettyContainer})
+ * @param qosSuspended      {@code --qos-suspended M}: the QoSHandler's {@code maxSuspendedRequestCount}
+ *                          (default {@value #DEFAULT_QOS_SUSPENDED}, Jetty's); beyond it, 503
  */
 public record LabConfig(
         String app,
@@ -40,7 +46,10 @@ public record LabConfig(
         int shutdownGraceMs,
         String client,
         DbConfig db,
-        int maxInFlight) {
+        int maxInFlight,
+        int containerQueue,
+        int qos,
+        int qosSuspended) {
 
     public static final String USAGE = """
             Usage: java -jar <module>.jar [--app ID] --container jetty|tomcat|netty --threads N|vN --port P --admin-port A
@@ -50,6 +59,10 @@ public record LabConfig(
                    [--shutdown-grace-ms 2000] [--fanout-pool 10] [--fanout-concurrency 16] (fan-out apps only)
                    [--max-in-flight N (0 = no limit, the default; 1..100000)]: beyond N requests in flight, a new
                    one is answered 503 at once without running application code (a Semaphore, every model alike).
+                   [--container-queue N (0 = unbounded, the default)]: tomcat on platform threads only: the executor's
+                   maxQueueSize; beyond N queued, Tomcat closes the new connection without an HTTP answer (no 503).
+                   [--qos N (0 = off, the default) [--qos-suspended 1024]]: jetty only: Jetty's QoSHandler in front of
+                   the servlet context: N requests at once, up to M more suspended (waiting, no thread held), then 503.
                    --threads N: N threads may run application code; vN: a virtual thread per request on
                    N carrier threads (JDK 21+, jetty and tomcat). --container netty: the webflux app only.
                    --client: the outbound HTTP client (default jdk); the fan-out apps run on jdk only.
@@ -73,6 +86,14 @@ public record LabConfig(
     static final int MAX_DB_SLEEP_MS = 60_000;
     /** {@code --max-in-flight}: 0 = no limit; else 1..this. */
     static final int MAX_IN_FLIGHT = 100_000;
+    /** {@code --container-queue}: 0 = unbounded; else 1..this. */
+    static final int MAX_CONTAINER_QUEUE = 1_000_000;
+    /** {@code --qos}: 0 = off; else 1..this (as {@link #MAX_IN_FLIGHT}). */
+    static final int MAX_QOS = 100_000;
+    /** {@code --qos-suspended}: 0..this (0: beyond N, 503 at once). */
+    static final int MAX_QOS_SUSPENDED = 1_000_000;
+    /** Jetty 12.1's own QoSHandler default for maxSuspendedRequestCount. */
+    public static final int DEFAULT_QOS_SUSPENDED = 1024;
     /** {@code --client}: the JDK's HttpClient (the default, every model's control), Reactor Netty's, Jetty's. */
     public static final String JDK = "jdk";
     public static final List<String> CLIENTS = List.of(JDK, "reactor-netty", "jetty");
@@ -105,6 +126,10 @@ public record LabConfig(
         int dbSleepMs = DbConfig.DEFAULT_SLEEP_MS;
         String dbFlag = null;
         int maxInFlight = 0;
+        int containerQueue = 0;
+        int qos = 0;
+        int qosSuspended = DEFAULT_QOS_SUSPENDED;
+        boolean qosSuspendedGiven = false;
         for (int i = 0; i < args.length; i++) {
             String flag = args[i];
             if (i + 1 >= args.length) throw new IllegalArgumentException("missing value for " + flag);
@@ -135,6 +160,12 @@ public record LabConfig(
                 case "--db-executor-threads" -> dbExecutorThreads = intIn(flag, value, 1, 10_000);
                 case "--db-sleep-ms" -> dbSleepMs = intIn(flag, value, 0, MAX_DB_SLEEP_MS);
                 case "--max-in-flight" -> maxInFlight = intIn(flag, value, 0, MAX_IN_FLIGHT);
+                case "--container-queue" -> containerQueue = intIn(flag, value, 0, MAX_CONTAINER_QUEUE);
+                case "--qos" -> qos = intIn(flag, value, 0, MAX_QOS);
+                case "--qos-suspended" -> {
+                    qosSuspended = intIn(flag, value, 0, MAX_QOS_SUSPENDED);
+                    qosSuspendedGiven = true;
+                }
                 default -> throw new IllegalArgumentException("unknown option " + flag);
             }
             if (flag.startsWith("--db-")) dbFlag = flag;
@@ -170,6 +201,10 @@ public record LabConfig(
             throw new IllegalArgumentException("--threads v" + n + ": virtual threads do not apply to netty's event loops"
                     + " (nothing there blocks; use --threads " + n + ")");
         }
+        // Before the JDK check: a flag the container cannot take is refused on every JDK.
+        if (qosSuspendedGiven && qos == 0) throw new IllegalArgumentException("--qos-suspended needs --qos N");
+        String refused = containerLimitRefusal(container, virtual, containerQueue, qos);
+        if (refused != null) throw new IllegalArgumentException(refused);
         if (virtual && VirtualThreads.unsupportedReason() != null) {
             throw new IllegalArgumentException("--threads v" + n + ": " + VirtualThreads.unsupportedReason());
         }
@@ -181,7 +216,37 @@ public record LabConfig(
         }
         return new LabConfig(app, container, n, virtual, host, port, adminPort, remote,
                 clientTimeoutMs, connectTimeoutMs, maxConnections, executorThreads, acceptQueue,
-                fanoutPool, fanoutConcurrency, shutdownGraceMs, client, db, maxInFlight);
+                fanoutPool, fanoutConcurrency, shutdownGraceMs, client, db, maxInFlight,
+                containerQueue, qos, qosSuspended);
+    }
+
+    /**
+     * Why {@code --container-queue} / {@code --qos} do not apply to this container, or null. Each is the
+     * protection one container offers of its own (issue 17); where it has none, the flag is refused
+     * rather than printed and ignored. {@code --max-in-flight} is the one that works everywhere.
+     */
+    static String containerLimitRefusal(String container, boolean virtual, int containerQueue, int qos) {
+        if (containerQueue > 0) {
+            switch (container) {
+                case "jetty" -> {
+                    return "--container-queue: Jetty's QueuedThreadPool queue must stay unbounded (its docs say so): use --qos N";
+                }
+                case NETTY -> {
+                    return "--container-queue: Reactor Netty's server has no request queue to bound (use --max-in-flight N)";
+                }
+                default -> {
+                    if (virtual) {
+                        return "--container-queue: with --threads vN Tomcat runs a virtual thread per request and has no"
+                                + " executor queue to bound (use --max-in-flight N)";
+                    }
+                }
+            }
+        }
+        if (qos > 0 && !container.equals("jetty")) {
+            return "--qos: QoSHandler is Jetty's; " + (container.equals(NETTY) ? "Reactor Netty" : "Tomcat")
+                    + " has no such handler (use --max-in-flight N" + (container.equals("tomcat") ? ", or --container-queue N" : "") + ")";
+        }
+        return null;
     }
 
     /** Without the fan-out and shutdown flags: their defaults (K = 10 threads, C = 16 at once, 2 s grace). */
@@ -190,7 +255,7 @@ public record LabConfig(
             int clientExecutorThreads, int acceptQueue) {
         this(app, container, threads, virtualThreads, host, port, adminPort, remote, clientTimeoutMs,
                 clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue, 10, 16,
-                DEFAULT_SHUTDOWN_GRACE_MS, JDK, null, 0);
+                DEFAULT_SHUTDOWN_GRACE_MS, JDK, null, 0, 0, 0, DEFAULT_QOS_SUSPENDED);
     }
 
     /** {@code N} or {@code vN}, N in 1..10000. */
@@ -216,53 +281,75 @@ public record LabConfig(
     public LabConfig withVirtualThreads() {
         return new LabConfig(app, container, threads, true, host, port, adminPort, remote,
                 clientTimeoutMs, clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue,
-                fanoutPool, fanoutConcurrency, shutdownGraceMs, client, db, maxInFlight);
+                fanoutPool, fanoutConcurrency, shutdownGraceMs, client, db, maxInFlight, containerQueue, qos, qosSuspended);
     }
 
     public LabConfig withClientTimeoutMs(int ms) {
         return new LabConfig(app, container, threads, virtualThreads, host, port, adminPort, remote,
                 ms, clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue,
-                fanoutPool, fanoutConcurrency, shutdownGraceMs, client, db, maxInFlight);
+                fanoutPool, fanoutConcurrency, shutdownGraceMs, client, db, maxInFlight, containerQueue, qos, qosSuspended);
     }
 
     public LabConfig withFanout(int pool, int concurrency) {
         return new LabConfig(app, container, threads, virtualThreads, host, port, adminPort, remote, clientTimeoutMs,
                 clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue, pool, concurrency,
-                shutdownGraceMs, client, db, maxInFlight);
+                shutdownGraceMs, client, db, maxInFlight, containerQueue, qos, qosSuspended);
     }
 
     public LabConfig withShutdownGraceMs(int ms) {
         return new LabConfig(app, container, threads, virtualThreads, host, port, adminPort, remote, clientTimeoutMs,
                 clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue, fanoutPool,
-                fanoutConcurrency, ms, client, db, maxInFlight);
+                fanoutConcurrency, ms, client, db, maxInFlight, containerQueue, qos, qosSuspended);
     }
 
     /** The same on another outbound client ({@code --client}). */
     public LabConfig withClient(String name) {
         return new LabConfig(app, container, threads, virtualThreads, host, port, adminPort, remote, clientTimeoutMs,
                 clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue, fanoutPool,
-                fanoutConcurrency, shutdownGraceMs, oneOf("--client", name, CLIENTS), db, maxInFlight);
+                fanoutConcurrency, shutdownGraceMs, oneOf("--client", name, CLIENTS), db, maxInFlight, containerQueue, qos, qosSuspended);
     }
 
     /** The same with {@code --client-max-connections n} (0 = no cap). */
     public LabConfig withClientMaxConnections(int n) {
         return new LabConfig(app, container, threads, virtualThreads, host, port, adminPort, remote, clientTimeoutMs,
                 clientConnectTimeoutMs, n, clientExecutorThreads, acceptQueue, fanoutPool,
-                fanoutConcurrency, shutdownGraceMs, client, db, maxInFlight);
+                fanoutConcurrency, shutdownGraceMs, client, db, maxInFlight, containerQueue, qos, qosSuspended);
     }
 
     /** The same on {@code --backend postgres} with {@code db} (null: the HTTP backend). */
     public LabConfig withDb(DbConfig db) {
         return new LabConfig(app, container, threads, virtualThreads, host, port, adminPort, remote, clientTimeoutMs,
                 clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue, fanoutPool,
-                fanoutConcurrency, shutdownGraceMs, client, db, maxInFlight);
+                fanoutConcurrency, shutdownGraceMs, client, db, maxInFlight, containerQueue, qos, qosSuspended);
     }
 
     /** The same with {@code --max-in-flight n} (0 = no limit). */
     public LabConfig withMaxInFlight(int n) {
         return new LabConfig(app, container, threads, virtualThreads, host, port, adminPort, remote, clientTimeoutMs,
                 clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue, fanoutPool,
-                fanoutConcurrency, shutdownGraceMs, client, db, intIn("--max-in-flight", String.valueOf(n), 0, MAX_IN_FLIGHT));
+                fanoutConcurrency, shutdownGraceMs, client, db, intIn("--max-in-flight", String.valueOf(n), 0, MAX_IN_FLIGHT),
+                containerQueue, qos, qosSuspended);
+    }
+
+    /** The same with {@code --container-queue n} (0 = unbounded); refused where {@link #parse} refuses it. */
+    public LabConfig withContainerQueue(int n) {
+        int queue = intIn("--container-queue", String.valueOf(n), 0, MAX_CONTAINER_QUEUE);
+        String refused = containerLimitRefusal(container, virtualThreads, queue, qos);
+        if (refused != null) throw new IllegalArgumentException(refused);
+        return new LabConfig(app, container, threads, virtualThreads, host, port, adminPort, remote, clientTimeoutMs,
+                clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue, fanoutPool,
+                fanoutConcurrency, shutdownGraceMs, client, db, maxInFlight, queue, qos, qosSuspended);
+    }
+
+    /** The same with {@code --qos n --qos-suspended suspended} (n = 0: off); refused where {@link #parse} refuses it. */
+    public LabConfig withQos(int n, int suspended) {
+        int limit = intIn("--qos", String.valueOf(n), 0, MAX_QOS);
+        int waiting = intIn("--qos-suspended", String.valueOf(suspended), 0, MAX_QOS_SUSPENDED);
+        String refused = containerLimitRefusal(container, virtualThreads, containerQueue, limit);
+        if (refused != null) throw new IllegalArgumentException(refused);
+        return new LabConfig(app, container, threads, virtualThreads, host, port, adminPort, remote, clientTimeoutMs,
+                clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue, fanoutPool,
+                fanoutConcurrency, shutdownGraceMs, client, db, maxInFlight, containerQueue, limit, waiting);
     }
 
     /** {@code --threads} as given: {@code 200} or {@code v1}. */

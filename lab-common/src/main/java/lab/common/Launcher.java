@@ -100,6 +100,7 @@ public final class Launcher implements AutoCloseable {
             Endpoint endpoint = factory.create(config, remote);
             container = Container.start(config, endpoint, stats, remote);
             stats.queueOf(container::queued);
+            stats.qosOf(container::qosJson, container::resetLimitCounts);
             AdminServer admin = new AdminServer(config.host(), config.adminPort(), stats);
             return new Launcher(config, stats, remote, container, admin, endpoint);
         } catch (Exception e) {
@@ -135,6 +136,7 @@ public final class Launcher implements AutoCloseable {
                 + " [" + remote.describe() + "]"
                 + " shutdownGrace=" + config.shutdownGraceMs() + "ms"
                 + " " + stats.admission().describe()
+                + " " + container.describeLimits()
                 + " commonPoolParallelism=" + java.util.concurrent.ForkJoinPool.getCommonPoolParallelism()
                 + " jdk=" + System.getProperty("java.version") + " (" + System.getProperty("java.vendor") + ", "
                 + System.getProperty("java.home") + ")";

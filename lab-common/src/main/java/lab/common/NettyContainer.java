@@ -67,6 +67,11 @@ final class NettyContainer implements Container {
     }
 
     @Override
+    public String describeLimits() {
+        return "containerQueue=none (no request queue) qos=none";
+    }
+
+    @Override
     public int port() {
         return server.port();
     }

@@ -13,6 +13,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.IntSupplier;
+import java.util.function.Supplier;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
@@ -44,6 +45,9 @@ public final class Stats {
     /** Every thread that ever ran application code, kept across resets: a thread stuck since before one is still stuck. */
     private final Set<String> appThreads = ConcurrentHashMap.newKeySet();
     private volatile IntSupplier queued = () -> 0;
+    /** {@code --qos}: Jetty's QoSHandler counts as JSON, or null (then absent); and their reset. */
+    private volatile Supplier<String> qos = () -> null;
+    private volatile Runnable qosReset = () -> { };
     /** {@code --backend postgres}: the pool's numbers ({@link DbStats}); null on the HTTP backend, and then absent. */
     private volatile DbStats db;
     /** {@code --max-in-flight}: taken and given back by {@link StatsFilter} / {@link StatsHttpHandler}. */
@@ -116,6 +120,21 @@ public final class Stats {
         this.queued = containerQueue;
     }
 
+    /**
+     * Where to read Jetty's QoSHandler counts ({@code --qos}): its JSON, or null without the flag; and how
+     * to start them from zero on {@link #reset}.
+     */
+    void qosOf(Supplier<String> json, Runnable reset) {
+        this.qos = json;
+        this.qosReset = reset;
+    }
+
+    /** {@code ,"qos":{...}} with {@code --qos}, else nothing: the key is absent, as {@code "db"} on the HTTP backend. */
+    private String qosJson() {
+        String json = qos.get();
+        return json == null ? "" : ",\"qos\":" + json;
+    }
+
     /** Where to read the database pool's numbers (the outbound calls it once it is filled). */
     void dbOf(DbStats pool) {
         this.db = pool;
@@ -160,6 +179,7 @@ public final class Stats {
         DbStats pool = db;
         if (pool != null) pool.reset();
         admission.reset();
+        qosReset.run();
     }
 
     public String toJson() {
@@ -180,6 +200,7 @@ public final class Stats {
                 + ",\"peakThreads\":" + THREADS.getPeakThreadCount()
                 + ",\"heapUsedBytes\":" + MEMORY.getHeapMemoryUsage().getUsed()
                 + (db == null ? "" : ",\"db\":" + db.toJson())
+                + qosJson()
                 // Last: a search for the first "inFlight" still finds the top-level one.
                 + ",\"admission\":" + admission.toJson()
                 + "}";

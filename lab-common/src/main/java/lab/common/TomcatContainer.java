@@ -43,6 +43,9 @@ final class TomcatContainer implements Container {
         Connector connector = new Connector("HTTP/1.1");
         connector.setPort(config.port());
         set(connector, "address", config.host());
+        if (config.virtualThreads() && config.containerQueue() > 0) {
+            throw new IllegalArgumentException(LabConfig.containerLimitRefusal("tomcat", true, config.containerQueue(), 0));
+        }
         if (config.virtualThreads()) {
             // Tomcat's VirtualThreadExecutor: a virtual thread per request, no pool, no queue;
             // maxThreads is ignored (docs/traps.md #11 and #16).
@@ -50,9 +53,20 @@ final class TomcatContainer implements Container {
         } else {
             set(connector, "maxThreads", config.threads());
             set(connector, "minSpareThreads", config.threads());
-            // Requests beyond the pool wait in the executor's queue, none are rejected: that queue
-            // is what a 1-thread sync row measures (Jetty's job queue is unbounded as well).
-            set(connector, "maxQueueSize", Integer.MAX_VALUE);
+            // By default requests beyond the pool wait in the executor's queue, none are rejected:
+            // that queue is what a 1-thread sync row measures (Jetty's job queue is unbounded as well).
+            //
+            // --container-queue N bounds it (AbstractEndpoint.createExecutor: new TaskQueue(maxQueueSize),
+            // a LinkedBlockingQueue of that capacity). What Tomcat 11.0.25 then does with one more, read in
+            // its classes: ThreadPoolExecutor.execute retries TaskQueue.force, which respects the capacity,
+            // and throws RejectedExecutionException; AbstractEndpoint.processSocket catches it, logs WARN
+            // "Executor rejected socket [...] for processing" and returns false; NioEndpoint.Poller.processKey
+            // then closes the socket. No HTTP answer is written, no 503: the client reads end of stream
+            // before any byte, within milliseconds (QueueLimitContract; a FIN, not a reset, though the
+            // request is unread: the JDK shuts a Selector-registered channel down for writing first). What
+            // queues is a socket's processing task, not a request: a kept-alive connection's next request
+            // is rejected the same way.
+            set(connector, "maxQueueSize", config.containerQueue() > 0 ? config.containerQueue() : Integer.MAX_VALUE);
         }
         set(connector, "acceptCount", config.acceptQueue());
         set(connector, "maxConnections", "-1");
@@ -107,9 +121,19 @@ final class TomcatContainer implements Container {
                 ? "tomcat useVirtualThreads=true (a virtual thread per request; maxThreads does not apply, nothing"
                     + " queues: only maxConnections could limit it) " + VirtualThreads.describeCarriers()
                 : "tomcat maxThreads=" + config.threads() + " (exec threads run application code; acceptor and poller"
-                    + " are outside the pool) maxQueueSize=unbounded")
+                    + " are outside the pool) maxQueueSize=" + (config.containerQueue() > 0
+                        ? config.containerQueue() + " (--container-queue: beyond it Tomcat closes the connection, no 503)"
+                        : "unbounded"))
                 + " acceptCount=" + config.acceptQueue() + " maxConnections=unlimited maxKeepAliveRequests=unlimited"
                 + " keepAliveTimeout=" + IDLE_TIMEOUT_MS + "ms asyncTimeout=" + config.asyncTimeoutMs() + "ms";
+    }
+
+    @Override
+    public String describeLimits() {
+        return (config.containerQueue() > 0
+                ? "containerQueue=" + config.containerQueue() + " (Tomcat executor maxQueueSize; a rejected connection is"
+                    + " closed without an HTTP answer, no 503)"
+                : "containerQueue=unbounded") + " qos=none";
     }
 
     @Override
