@@ -468,9 +468,15 @@ def cell_prediction(record, p, timeout_ms):
     """Little's law for this cell: its thread cap, its limit, its client pool cap (APP_ARGS)."""
     threads = int(record.threads) if record.thread_per_request and str(record.threads).isdigit() else None
     args = (p.get("app_args") or "").split() + (p.get("user_app_args") or "").split()
-    return predict(record.rate, record.sleep_ms, hold_ms(p["fault"], record.sleep_ms, timeout_ms),
-                   p["fault_for_ms"] / 1000.0, threads=threads, limit=cell_limit(p) or None,
-                   queue_cap=flag_value(args, "--client-max-connections"))
+    out = predict(record.rate, record.sleep_ms, hold_ms(p["fault"], record.sleep_ms, timeout_ms),
+                  p["fault_for_ms"] / 1000.0, threads=threads, limit=cell_limit(p) or None,
+                  queue_cap=flag_value(args, "--client-max-connections"))
+    # A bounded container queue (Tomcat) or QoSHandler (Jetty) sheds load this arithmetic does not model.
+    shed = [f for f in ("--container-queue", "--qos") if flag_value(args, f)]
+    if shed:
+        out["text"] = f"not modelled: {' and '.join(shed)} shed what does not fit; without them: " + out["text"]
+        out["recovery_s"] = None
+    return out
 
 
 def cell_limit(params):
@@ -531,6 +537,8 @@ def errors_text(errors):
 def predicted_text(c):
     if c.get("prediction") is None:
         return "—"
+    if c["prediction"].startswith("not modelled"):
+        return "not modelled"
     pr = c.get("predicted_recovery_s")
     return "does not recover" if pr is None else f"{'≤ ' if c.get('predicted_recovery_at_most') else ''}{pr:g} s"
 
