@@ -14,10 +14,6 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -212,41 +208,14 @@ public abstract class AdmissionContract extends RemoteFixture {
     record Timed(int status, String body, long ms) {
     }
 
-    /**
-     * {@value #BURST} calls of {@code /call?ms=N} sent at once, each on a new connection of its own
-     * ({@code Connection: close}) from a thread of its own: all connect first, then all write, and
-     * each is timed from its write to its last byte. Not through an HttpClient: Tomcat closes a
-     * connection after a 503 (its statusDropsConnection), and JDK 17's client, reusing such a
-     * connection from its pool, answered every call of the next burst after ~500 ms; a new client
-     * per burst added 150-300 ms of its own start on JDK 25 (both measured).
-     */
+    /** {@value #BURST} calls at once on raw connections ({@link RawBurst}: why not an HttpClient), each parsed. */
     private static List<Timed> burst(Launcher lab, int ms) throws Exception {
-        byte[] request = ("GET /call?ms=" + ms + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
-                .getBytes(StandardCharsets.US_ASCII);
-        ExecutorService threads = Executors.newFixedThreadPool(BURST);
-        CountDownLatch connected = new CountDownLatch(BURST);
-        try {
-            List<Future<Timed>> calls = new ArrayList<>();
-            for (int i = 0; i < BURST; i++) {
-                calls.add(threads.submit(() -> {
-                    try (Socket socket = new Socket()) {
-                        socket.setSoTimeout(30_000);
-                        socket.connect(new InetSocketAddress("127.0.0.1", lab.port()), 5_000);
-                        connected.countDown();
-                        connected.await(10, TimeUnit.SECONDS);
-                        long sent = System.nanoTime();
-                        socket.getOutputStream().write(request);
-                        byte[] answer = socket.getInputStream().readAllBytes();
-                        return parse(answer, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - sent));
-                    }
-                }));
-            }
-            List<Timed> answers = new ArrayList<>();
-            for (Future<Timed> call : calls) answers.add(call.get(30, TimeUnit.SECONDS));
-            return answers;
-        } finally {
-            threads.shutdownNow();
+        List<Timed> answers = new ArrayList<>();
+        for (RawBurst.Answer a : RawBurst.send(lab, ms, BURST)) {
+            if (a.failure() != null) throw a.failure();
+            answers.add(parse(a.bytes(), a.ms()));
         }
+        return answers;
     }
 
     /** An HTTP/1.1 answer read to the connection's close: status and body (de-chunked if need be). */

@@ -5,9 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.IOException;
-import java.net.InetSocketAddress;
-import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -15,10 +12,6 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
@@ -204,45 +197,23 @@ public abstract class QueueLimitContract extends RemoteFixture {
         }
     }
 
-    /** {@value #BURST} calls at once, each on a new connection: all connect, then all write (as AdmissionContract's burst). */
+    /** {@value #BURST} calls at once on raw connections ({@link RawBurst}), each an answer or how it was refused. */
     private static List<Outcome> burst(Launcher lab, int ms) throws Exception {
-        byte[] request = ("GET /call?ms=" + ms + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
-                .getBytes(StandardCharsets.US_ASCII);
-        ExecutorService threads = Executors.newFixedThreadPool(BURST);
-        CountDownLatch connected = new CountDownLatch(BURST);
-        try {
-            List<Future<Outcome>> calls = new ArrayList<>();
-            for (int i = 0; i < BURST; i++) {
-                calls.add(threads.submit(() -> {
-                    try (Socket socket = new Socket()) {
-                        socket.setSoTimeout(30_000);
-                        socket.connect(new InetSocketAddress("127.0.0.1", lab.port()), 5_000);
-                        connected.countDown();
-                        connected.await(10, TimeUnit.SECONDS);
-                        long sent = System.nanoTime();
-                        socket.getOutputStream().write(request);
-                        byte[] answer;
-                        try {
-                            answer = socket.getInputStream().readAllBytes();
-                        } catch (IOException e) {
-                            String how = String.valueOf(e.getMessage()).toLowerCase(java.util.Locale.ROOT).contains("reset")
-                                    ? "reset" : e.toString();
-                            return new Outcome(Outcome.NO_ANSWER, how, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - sent));
-                        }
-                        long took = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - sent);
-                        if (answer.length == 0) return new Outcome(Outcome.NO_ANSWER, "closed", took);
-                        String text = new String(answer, StandardCharsets.US_ASCII);
-                        assertTrue(text.startsWith("HTTP/1.1 "), "not an HTTP answer: " + text);
-                        return new Outcome(Integer.parseInt(text.substring(9, 12)), "answered", took);
-                    }
-                }));
+        List<Outcome> outcomes = new ArrayList<>();
+        for (RawBurst.Answer a : RawBurst.send(lab, ms, BURST)) {
+            if (a.failure() != null) {
+                String how = String.valueOf(a.failure().getMessage()).toLowerCase(java.util.Locale.ROOT).contains("reset")
+                        ? "reset" : a.failure().toString();
+                outcomes.add(new Outcome(Outcome.NO_ANSWER, how, a.ms()));
+            } else if (a.bytes().length == 0) {
+                outcomes.add(new Outcome(Outcome.NO_ANSWER, "closed", a.ms()));
+            } else {
+                String text = new String(a.bytes(), StandardCharsets.US_ASCII);
+                assertTrue(text.startsWith("HTTP/1.1 "), "not an HTTP answer: " + text);
+                outcomes.add(new Outcome(Integer.parseInt(text.substring(9, 12)), "answered", a.ms()));
             }
-            List<Outcome> outcomes = new ArrayList<>();
-            for (Future<Outcome> call : calls) outcomes.add(call.get(30, TimeUnit.SECONDS));
-            return outcomes;
-        } finally {
-            threads.shutdownNow();
         }
+        return outcomes;
     }
 
     private HttpResponse<String> get(Launcher lab, int ms) throws Exception {
