@@ -1,5 +1,5 @@
 # The lab's entry points. `make` (or `make help`) lists them; on a fresh Debian machine with a
-# JDK and Maven, `make bench` and `make test` are the whole set-up.
+# JDK, `make bench` and `make test` are the whole set-up (Maven comes with the repository: ./mvnw).
 .DEFAULT_GOAL := help
 SHELL := /bin/bash
 
@@ -14,10 +14,13 @@ BENCH_VARS := APPS CONTAINERS THREADS CLIENT PROFILE PRESET WRK_THREADS CONNECTI
               BACKEND DB_URL DB_POOL DB_QUERY DB_ACQUIRE_TIMEOUT_MS DB_EXECUTOR_THREADS DB_DRIVER
 export $(BENCH_VARS)
 
-# Maven runs with the JDK bench.sh uses: $JAVA_HOME, else the newest JDK >= 21 installed.
-MVN_RUN = JAVA_HOME="$$(bench/java-home.sh)" mvn -B -Dstyle.color=never
+# Maven is the project's own: bench/mvn.sh runs the Maven Wrapper (./mvnw, Maven 3.9.16 pinned in
+# .mvn/wrapper/maven-wrapper.properties, fetched once into .tools/maven) with the JDK bench.sh uses.
+MVN_RUN = bench/mvn.sh -B -Dstyle.color=never
 MVN = $(MVN_RUN) -q
 
+# unzip: ./mvnw unpacks Maven's .zip with it; without it the wrapper falls back to the .tar.gz,
+# whose checksum is not the pinned one, and stops.
 # $(call need_tools,wrk curl): install the missing commands with apt (one `apt-get update`)
 # when running as root, else stop with the command to run. Package name = command name.
 need_tools = missing=""; for t in $(1); do command -v $$t >/dev/null || missing="$$missing $$t"; done; \
@@ -46,8 +49,8 @@ sweep: ## how far each model scales: 9 variants x 100..10,000 connections, resou
 compare: ## compare two runs as a Markdown table: make compare A=results/<stamp> B=results/latest
 	@PYTHONPATH=bench python3 -m labbench.report.compare "$(A)" "$(B)"
 
-test: ## the Java tests, then the bench smoke test (installs wrk, curl, shellcheck, PostgreSQL with apt if missing)
-	@$(call need_tools,wrk curl shellcheck)
+test: ## the Java tests, then the bench smoke test (installs wrk, curl, shellcheck, unzip, PostgreSQL with apt if missing)
+	@$(call need_tools,wrk curl shellcheck unzip)
 	@# PostgreSQL for the DB tests (DbTest, the smoke's BACKEND=postgres part); where it cannot be
 	@# installed they skip, each with the reason.
 	@bench/tools/install.sh postgresql >/dev/null || echo "NOTE: no PostgreSQL, the DB tests will skip (the ERROR above says why)"
@@ -57,7 +60,8 @@ test: ## the Java tests, then the bench smoke test (installs wrk, curl, shellche
 	$(MVN_RUN) --no-transfer-progress -T 2 verify
 	bench/smoke-test.sh
 
-build: ## build every jar (mvn package, tests skipped: `make test` runs them)
+build: ## build every jar (./mvnw package, tests skipped: `make test` runs them)
+	@$(call need_tools,unzip)
 	$(MVN) package -DskipTests
 
 clean: ## remove build output (target/ directories); results/ is kept

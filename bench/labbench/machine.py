@@ -156,12 +156,16 @@ def build_if_stale(s, java_home):
             stale.append(m)
     if not stale:
         return
-    if not shutil.which("mvn"):
-        raise Fatal(f"the jars of {' '.join(stale)} need a build and mvn is not installed "
-                    f"(Debian: apt-get install -y maven)")
-    print(f"building (jars missing or older than sources: {' '.join(stale)}): mvn -B -q package -DskipTests")
-    if procs.run(["mvn", "-B", "-q", "-Dstyle.color=never", "package", "-DskipTests"]) != 0:
-        raise Fatal(f"the build failed; run: JAVA_HOME={java_home} mvn -B package -DskipTests")
+    # bench/mvn.sh: the Maven Wrapper (./mvnw), which fetches the pinned Maven into .tools/maven once
+    # and unpacks its .zip with unzip (the pinned checksum is the zip's).
+    for tool in ("unzip", "curl"):
+        if not shutil.which(tool):
+            raise Fatal(f"the jars of {' '.join(stale)} need a build, and ./mvnw needs {tool} to fetch Maven "
+                        f"(Debian: apt-get install -y {tool})")
+    print(f"building (jars missing or older than sources: {' '.join(stale)}): bench/mvn.sh -B -q package -DskipTests")
+    env = dict(os.environ, JAVA_HOME=java_home)
+    if procs.run(["bench/mvn.sh", "-B", "-q", "-Dstyle.color=never", "package", "-DskipTests"], env=env) != 0:
+        raise Fatal(f"the build failed; run: JAVA_HOME={java_home} bench/mvn.sh -B package -DskipTests")
 
 
 def facts(s, m):

@@ -43,7 +43,7 @@ RECOVERED_WITHIN = 1.5        # a send second is back when its p99 <= 1.5 x the 
 STAY_S = 5                    # ... and recovered once it stays back this many send seconds (a GC pause later is not the fault)
 SAMPLE_S = 0.5                # the app's /stats and /proc/PID/status, every 0.5 s while vegeta runs
 VEGETA_GRACE_S = 30           # vegeta's -timeout beyond the timeline and the fault's delay
-REBUILD = "remote-sleep has no /fault: rebuild it (mvn -o -q -pl remote-sleep package)"
+REBUILD = "remote-sleep has no /fault: rebuild it (./mvnw -o -q -pl remote-sleep package)"
 
 
 # ---------------------------------------------------------------- settings
