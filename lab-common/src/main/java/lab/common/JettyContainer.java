@@ -58,8 +58,9 @@ final class JettyContainer implements Container {
         pool.setName("jetty");
         Server server = new Server(pool);
         if (config.virtualThreads()) {
-            // Lab-notes trap 16: the pool's semaphore bounds running tasks, 200 by default,
-            // and a task blocked on a 1 s remote is running. 0 = no bound, as on Tomcat.
+            // docs/traps.md #16 (virtual-thread bounds differ by container): the pool's semaphore
+            // bounds running tasks, 200 by default, and a task blocked on a 1 s remote is running.
+            // 0 = no bound, as on Tomcat.
             VirtualThreadPool virtual = new VirtualThreadPool(0);
             virtual.setName("jetty-virtual-");
             pool.setVirtualThreadsExecutor(virtual);

@@ -40,9 +40,10 @@ public final class Launcher implements AutoCloseable {
 
     /** Parses the flags (exit 2 with usage on bad input), starts, prints the effective configuration. */
     public static void main(String[] args, List<String> apps, Endpoint.Factory factory) throws Exception {
-        // Lab-notes trap 9: on JDK 17 with 2 CPUs the common pool has parallelism 1, and
-        // CompletableFuture's async pool (where HttpClient.sendAsync completes) then starts a new
-        // thread per callback. Must be set before anything touches ForkJoinPool.
+        // docs/traps.md #9 (the JDK HttpClient's async callbacks): on JDK 17 with 2 CPUs the
+        // common pool has parallelism 1, and CompletableFuture's async pool (where
+        // HttpClient.sendAsync completes) then starts a new thread per callback. Must be set
+        // before anything touches ForkJoinPool.
         if (System.getProperty("java.util.concurrent.ForkJoinPool.common.parallelism") == null) {
             System.setProperty("java.util.concurrent.ForkJoinPool.common.parallelism",
                     String.valueOf(Math.max(2, Runtime.getRuntime().availableProcessors() - 1)));
