@@ -72,9 +72,11 @@ public final class Stats {
 
     /** A response with status >= 500 (the remote failed or timed out) counts as an error. */
     public void requestFinished(int status) {
-        inFlight.decrementAndGet();
+        // Counted before it leaves inFlight: a reader that sees inFlight 0 then sees every
+        // completion and error (the other order let a test read completed one short).
         completed.incrementAndGet();
         if (status >= 500) errors.incrementAndGet();
+        inFlight.decrementAndGet();
     }
 
     /** Call where a container thread enters application code. */
