@@ -14,6 +14,7 @@ import java.util.regex.Pattern;
 
 import org.junit.jupiter.api.Test;
 
+import lab.common.Await;
 import lab.common.FanoutContract;
 import lab.common.Launcher;
 
@@ -26,35 +27,48 @@ class AppTest extends FanoutContract {
 
     AppTest() {
         super(App.APPS, App::endpoint, List.of(
-                new Case("fanout-sequential", 10, 16, 1.8, 10),
-                new Case("fanout-pool", 10, 16, 0, 1.0),
-                new Case("fanout-pool", 1, 16, 1.8, 10),
+                new Case("fanout-sequential", 10, 16, 10),
+                new Case("fanout-pool", 10, 16, 1),
+                new Case("fanout-pool", 1, 16, 10),
                 // In this JVM the common pool has parallelism 2 (surefire's argLine, trap 9): this
                 // only checks that it answers; the README has the row measured with the JVM's default.
-                new Case("fanout-common-pool", 10, 16, 0, 10),
-                new Case("fanout-virtual", 10, 16, 0, 1.0),
-                new Case("fanout-async", 10, 16, 0, 1.0),
-                new Case("fanout-webflux", 10, 5, 0.35, 1.2)));
+                new Case("fanout-common-pool", 10, 16, Case.UNPREDICTED),
+                new Case("fanout-virtual", 10, 16, 1),
+                new Case("fanout-async", 10, 16, 1),
+                new Case("fanout-webflux", 10, 5, 2)));
     }
 
     /** 10 x 200 ms on 2 threads is 1 s of work; the answer must not wait for it, the next one reports it. */
     @Test
     void fireAndForgetAnswersBeforeTheWorkIsDone() throws Exception {
         try (Launcher lab = start("fanout-fire-and-forget", "jetty", 2, 16)) {
+            long remoteBefore = remoteCompleted(remote.statsJson());
             long start = System.nanoTime();
             HttpResponse<String> first = get(lab, "/fanout?n=10&ms=200");
             double seconds = (System.nanoTime() - start) / 1e9;
             assertEquals(200, first.statusCode(), first.body());
             assertTrue(first.body().contains(" ok=0 failed=0 ") && first.body().contains("pending=10")
                     && first.body().contains("previous: none"), first.body());
-            assertTrue(seconds < 0.5, "fire-and-forget took " + seconds + " s to answer");
 
-            Thread.sleep(1_500);
+            // Wait for the work's state, not a fixed 1.5 s: the remote has answered all 10 calls;
+            // then 100 ms for the app's client to read those answers (a few bytes on loopback).
+            // Only then ask: every answer replaces the "previous" run it reports.
+            Await.until("the remote's 10 answers", () -> remote.statsJson(), json -> remoteCompleted(json) >= remoteBefore + 10);
+            Thread.sleep(100);
             String second = get(lab, "/fanout?n=1&ms=0").body();
             Matcher finished = Pattern.compile("previous: n=10 answered_ms=\\d+ finished_ms=(\\d+) ok=10 failed=0").matcher(second);
             assertTrue(finished.find(), second);
-            assertTrue(Long.parseLong(finished.group(1)) >= 900, "10 x 200 ms on 2 threads cannot end before ~1 s: " + second);
+            long workMs = Long.parseLong(finished.group(1));
+            assertTrue(workMs >= 900, "10 x 200 ms on 2 threads cannot end before ~1 s: " + second);
+            // Measured against the work itself: the answer came in less than half of its time.
+            assertTrue(seconds < workMs / 1000.0 / 2, "fire-and-forget took " + seconds + " s to answer; the work " + workMs + " ms");
         }
+    }
+
+    private static long remoteCompleted(String statsJson) {
+        Matcher m = Pattern.compile("\"completed\":(\\d+)").matcher(statsJson);
+        assertTrue(m.find(), statsJson);
+        return Long.parseLong(m.group(1));
     }
 
     /** Launcher.main's >= 2 guard (trap 9) must not hide this row: it runs with cores - 1. */

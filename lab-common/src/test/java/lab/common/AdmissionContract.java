@@ -154,14 +154,12 @@ public abstract class AdmissionContract extends RemoteFixture {
                             .getBytes(StandardCharsets.US_ASCII));
                     gone.add(socket);
                 }
-                for (int i = 0; i < 100 && lab.stats().admission().inFlight() < 2; i++) Thread.sleep(20);
-                assertEquals(2, lab.stats().admission().inFlight(), cell + ": both downloads admitted");
+                Await.until(cell + ": both downloads admitted (admission inFlight 2)", () -> lab.stats().admission().inFlight(), n -> n == 2);
                 Thread.sleep(300); // their writes fill the sockets and stall
             } finally {
                 for (Socket socket : gone) socket.close();
             }
-            for (int i = 0; i < 100 && lab.stats().admission().inFlight() > 0; i++) Thread.sleep(50);
-            assertEquals(0, lab.stats().admission().inFlight(), cell + ": permits of clients gone mid-answer still held");
+            Await.until(cell + ": the permits of clients gone mid-answer back (admission inFlight 0)", () -> lab.stats().admission().inFlight(), n -> n == 0);
             assertEquals(200, get(lab, 10).statusCode(), cell + ": admitted again");
         }
     }
@@ -250,11 +248,10 @@ public abstract class AdmissionContract extends RemoteFixture {
                 .timeout(Duration.ofSeconds(30)).build();
     }
 
-    /** Until nothing is in flight or held (3 s at most): a container completes a request just after its last byte. */
+    /** Until nothing is in flight or held: a container completes a request just after its last byte. */
     private static void settle(Launcher lab) throws InterruptedException {
-        for (int i = 0; i < 60 && (lab.stats().inFlight() > 0 || lab.stats().admission().inFlight() > 0); i++) {
-            Thread.sleep(50);
-        }
+        Await.until("nothing in flight or held (inFlight + admission inFlight)",
+                () -> lab.stats().inFlight() + lab.stats().admission().inFlight(), n -> n == 0);
     }
 
     private String adminGet(Launcher lab) throws Exception {

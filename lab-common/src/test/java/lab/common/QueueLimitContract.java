@@ -221,9 +221,9 @@ public abstract class QueueLimitContract extends RemoteFixture {
                 .timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString());
     }
 
-    /** Until nothing is in flight (3 s at most): a container completes a request just after its last byte. */
+    /** Until nothing is in flight: a container completes a request just after its last byte. */
     private static void settle(Launcher lab) throws InterruptedException {
-        for (int i = 0; i < 60 && lab.stats().inFlight() > 0; i++) Thread.sleep(50);
+        Await.until("no request in flight", () -> lab.stats().inFlight(), n -> n == 0);
     }
 
     private String adminGet(Launcher lab) throws Exception {

@@ -33,10 +33,19 @@ import lab.remote.RemoteSleep;
 
 /**
  * SIGTERM as a user sends it (issue 18): each app of the module, in a JVM of its own, on every
- * container it runs on, with {@code --threads 1} and {@code v1}, must exit within
- * {@value #EXIT_BOUND_S} s with status {@value #SIGTERM_STATUS} and leave its ports free — after
- * a burst of clients that left mid-request, with requests still waiting on the remote (30 s
- * each, so the grace runs out and the client is closed forcibly), and with the remote dead.
+ * container it runs on, with {@code --threads 1} and {@code v1}, must stop by its own deadline,
+ * exit with status {@value #SIGTERM_STATUS} and leave its ports free — after a burst of clients
+ * that left mid-request, with requests still waiting on the remote (30 s each, so the grace runs
+ * out and the client is closed forcibly), and with the remote dead.
+ *
+ * <p>Two clocks, two bounds (issue 25). What the code controls is its shutdown hook: its line
+ * says "stopped in N ms", and N must be within the deadline {@link Launcher#stop} is built to
+ * keep (grace + the client's forced close + the container's last second, + {@value #SCHEDULING_SLACK_MS}
+ * ms for its joins on a busy box); exit status 143, not the watchdog's 3, proves the hook ended
+ * before its last resort. What the box adds — the signal's delivery, the JVM's exit, three
+ * JVMs at once beside a CPU hog — has no deadline of the lab's: it is printed, and only a JVM
+ * still running {@value #HANG_BOUND_S} s after the signal fails (a hang, with its thread dump).
+ * A 5 s bound on the whole once failed at 6.23 s on a slow box.
  *
  * <p>Cost: one JVM per cell, {@value #PARALLEL} at a time, on a remote-sleep of its own (so one can
  * be killed). The remote-dead case runs for the module's first app only: what it
@@ -46,7 +55,10 @@ import lab.remote.RemoteSleep;
 @Timeout(value = 4, unit = TimeUnit.MINUTES)
 public abstract class ShutdownContract {
 
-    static final int EXIT_BOUND_S = 5;
+    /** The box's part: a JVM still running this long after SIGTERM is hung, not slow. */
+    static final int HANG_BOUND_S = 30;
+    /** Room for the hook's bounded joins to be scheduled on a busy box. */
+    static final long SCHEDULING_SLACK_MS = 500;
     /** What the JVM exits with after its shutdown hooks ran on SIGTERM: 128 + 15. */
     static final int SIGTERM_STATUS = 143;
     static final int BURST = 50;
@@ -92,7 +104,7 @@ public abstract class ShutdownContract {
      * another would wait three times for their slowest JVM.
      */
     @TestFactory
-    Stream<DynamicTest> everyAppExitsWithin5sOfSigterm() {
+    Stream<DynamicTest> everyAppStopsByItsDeadlineOnSigterm() {
         List<Cell> cells = new ArrayList<>();
         for (String app : apps) {
             for (String container : containersFor(app)) {
@@ -176,7 +188,7 @@ public abstract class ShutdownContract {
 
             long start = System.nanoTime();
             app.destroy(); // SIGTERM, to this process only
-            boolean exited = app.waitFor(EXIT_BOUND_S, TimeUnit.SECONDS);
+            boolean exited = app.waitFor(HANG_BOUND_S, TimeUnit.SECONDS);
             double seconds = (System.nanoTime() - start) / 1e9;
             String stderr = Files.readString(err);
             if (!exited) {
@@ -184,16 +196,21 @@ public abstract class ShutdownContract {
                 // thread's stack to its stdout (kept in target/shutdown-logs/); then how long it did take.
                 new ProcessBuilder("kill", "-QUIT", String.valueOf(app.pid())).start().waitFor(5, TimeUnit.SECONDS);
                 boolean late = app.waitFor(10, TimeUnit.SECONDS);
-                fail(String.format("%s still running %d s after SIGTERM; %s; thread dump in %s; stderr ends: %s", cell, EXIT_BOUND_S,
+                fail(String.format("%s still running %d s after SIGTERM; %s; thread dump in %s; stderr ends: %s", cell, HANG_BOUND_S,
                         late ? String.format("exited after %.2f s, status %d", (System.nanoTime() - start) / 1e9, app.exitValue())
                                 : "still running after 15 s", out, tail(Files.readString(err))));
             }
             assertEquals(SIGTERM_STATUS, app.exitValue(), cell + " exit status; stderr ends: " + tail(stderr));
             Matcher line = Pattern.compile("(?m)^shutdown: .*$").matcher(stderr);
             assertTrue(line.find(), cell + ": no 'shutdown:' line; stderr ends: " + tail(stderr));
+            long deadlineMs = LabConfig.DEFAULT_SHUTDOWN_GRACE_MS + Remote.FORCED_CLOSE_WAIT_MS + Launcher.CONTAINER_AFTER_CLIENT_MS;
+            long stoppedMs = group(line.group(), "stopped in (\\d+) ms");
+            assertTrue(stoppedMs <= deadlineMs + SCHEDULING_SLACK_MS, cell + ": the hook stopped in " + stoppedMs
+                    + " ms, past its deadline of " + deadlineMs + " ms: " + line.group());
             assertFree(port, cell + " port");
             assertFree(adminPort, cell + " admin port");
-            return String.format("%s: exited %.2f s after SIGTERM, status %d; %s", cell, seconds, app.exitValue(), line.group());
+            return String.format("%s: exited %.2f s after SIGTERM (the box's part; hang bound %d s), status %d; %s (the code's part; deadline %d ms)",
+                    cell, seconds, HANG_BOUND_S, app.exitValue(), line.group(), deadlineMs);
         } finally {
             for (Socket socket : waiting) socket.close();
             if (app.isAlive()) {

@@ -96,7 +96,7 @@ public abstract class SlowClientContract extends RemoteFixture {
             assertEquals(200, get(lab, "?ms=10").get(10, TimeUnit.SECONDS).statusCode()); // warm the path up
             // Its thread may still be on its way out (seen on JDK 17: counted in flight, then it took
             // the normal call from the kept-alive connection ahead of the queued uploads).
-            for (int i = 0; i < 100 && lab.stats().inFlight() > 0; i++) Thread.sleep(20);
+            Await.until("the warm-up call out of flight", () -> lab.stats().inFlight(), n -> n == 0);
             CompletableFuture<HttpResponse<String>> normal;
             try (SlowClients uploads = SlowClients.uploading(lab.port(), 2)) {
                 normal = normalCallWhile(lab, app + " on " + container + " with 2 slow uploads", "read");
@@ -121,7 +121,7 @@ public abstract class SlowClientContract extends RemoteFixture {
      * stuck in a body {@code read} or {@code write} (its busyThreads lines go to the test log).
      */
     private CompletableFuture<HttpResponse<String>> normalCallWhile(Launcher lab, String cell, String io) throws Exception {
-        for (int i = 0; i < 100 && lab.stats().inFlight() + lab.stats().queued() < 2; i++) Thread.sleep(20);
+        Await.until(cell + ": both slow requests in flight or queued", () -> lab.stats().inFlight() + lab.stats().queued(), n -> n >= 2);
         // Then let their reads block and their writes fill the socket (the remote answers at once).
         Thread.sleep(300);
         long start = System.nanoTime();
@@ -146,7 +146,7 @@ public abstract class SlowClientContract extends RemoteFixture {
     /** Closing the slow clients frees what they held: the normal call answers, nothing waits, {@code leftOver} stay counted. */
     private static void answeredOnceTheyAreGone(Launcher lab, CompletableFuture<HttpResponse<String>> normal, int leftOver) throws Exception {
         assertEquals("slept 10 ms\n", normal.get(5, TimeUnit.SECONDS).body());
-        for (int i = 0; i < 100 && lab.stats().inFlight() + lab.stats().queued() > leftOver; i++) Thread.sleep(20);
+        Await.poll(() -> lab.stats().inFlight() + lab.stats().queued(), n -> n <= leftOver);
         Thread.sleep(leftOver > 0 ? 200 : 0); // the ones that do finish, late
         if (lab.stats().inFlight() + lab.stats().queued() != leftOver) {
             // Seen once in ~20 runs on JDK 17: a request still in HttpClient.send after 2 s. Leave
@@ -159,8 +159,7 @@ public abstract class SlowClientContract extends RemoteFixture {
             System.out.println("Still in flight: " + lab.stats().toJson() + dump);
         }
         assertEquals(leftOver, lab.stats().inFlight() + lab.stats().queued(), lab.stats().toJson());
-        for (int i = 0; i < 50 && !lab.stats().busyThreads().isEmpty(); i++) Thread.sleep(20);
-        assertTrue(lab.stats().busyThreads().isEmpty(), "threads still busy: " + lab.stats().busyThreads());
+        Await.until("no thread busy", () -> lab.stats().busyThreads(), List::isEmpty);
     }
 
     @ParameterizedTest(name = "{0} on {1}")
