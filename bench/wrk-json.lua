@@ -78,20 +78,11 @@ local function slow_responses(summary, latency)
       .. string.format("%.3f", e / 1e6) .. " s)"
 end
 
--- ---------------------------------------------------------------- steady-state throughput
--- wrk's req/s counts whole responses in a window: with 1 s responses and a 10 s closed loop each
--- connection completes 9 or 10 depending on its phase, so req/s moves in ~10 % steps (docs/traps.md
--- #14 and #20). Instead, each thread records when every response completed (a monotonic clock
--- through LuaJIT's ffi), and done() estimates the rate the connections sustained, free of the
--- window edge:
---   * every connection completed >= 2 responses (n >= 2C): sort all completion times; the first C
---     are each connection's first response and the last C each one's last, so the summed
---     per-connection spans are sum(last C) - sum(first C) for n - C intervals, and
---     steady = C * (n - C) / (sum(last C) - sum(first C)) = C / (mean time between a connection's
---     responses). Connection set-up and the unfinished last request fall outside the spans.
---   * otherwise (a starved model: most connections never answered twice) the responses came one
---     after another: steady = (n - 1) / (last - first). (bench/report.py falls back to wrk's req/s when
---     that reads more than 1.5x it: the answers came in a burst, not one after another.)
+-- ---------------------------------------------------------------- completion times
+-- wrk's req/s counts whole responses in a window, which moves in ~10 % steps with 1 s responses
+-- (docs/traps.md #14, #20). Each thread records when every response completed (a monotonic clock
+-- through LuaJIT's ffi) and done() writes them all, sorted, in seconds after the first: the bench
+-- turns them into the steady rate (bench/labbench/steady.py, where it is tested on recorded runs).
 local ffi = require("ffi")
 ffi.cdef[[
 typedef struct { long tv_sec; long tv_nsec; } lab_timespec;
@@ -114,26 +105,16 @@ function response(status, headers, body)
    completed_at[#completed_at + 1] = now_s()
 end
 
--- The steady rate (responses/s) and how it was obtained; nil when there are < 2 responses.
-local function steady_rate(conns)
+-- Every thread's completion times, sorted, in seconds after the first.
+local function completions()
    local all = {}
    for _, t in ipairs(threads) do
       for _, v in ipairs(t:get("completed_at") or {}) do all[#all + 1] = v end
    end
-   local n = #all
-   if n < 2 then return nil, "fewer than 2 responses", n end
    table.sort(all)
-   if conns and n >= 2 * conns then
-      local first, last = 0, 0
-      for i = 1, conns do
-         first = first + all[i]
-         last = last + all[n - conns + i]
-      end
-      if last > first then
-         return conns * (n - conns) / (last - first), "per-connection spans", n
-      end
-   end
-   return (n - 1) / (all[n] - all[1]), "first to last response", n
+   local rel = {}
+   for i, v in ipairs(all) do rel[i] = string.format("%.4f", v - all[1]) end
+   return rel
 end
 
 local function num(x)
@@ -164,10 +145,10 @@ function done(summary, latency, requests)
            ', "stdev": ', num(latency.stdev), ', "p50": ', num(p(50)), ', "p90": ', num(p(90)),
            ', "p99": ', num(p(99)), ', "p999": ', num(p(99.9)), ', "max": ', num(latency.max), "},\n")
    f:write('  "latency_corrected": ', tostring(corrected), ",\n")
-   local steady, steady_how, stamped = steady_rate(tonumber(os.getenv("WRK_CONNECTIONS") or ""))
-   f:write('  "steady_rps": ', steady and string.format("%.3f", steady) or "null", ",\n")
-   f:write('  "steady_how": "', steady_how, '",\n')
-   f:write('  "steady_responses": ', num(stamped), ",\n")
+   local times = completions()
+   f:write('  "connections": ', num(tonumber(os.getenv("WRK_CONNECTIONS") or "")), ",\n")
+   f:write('  "steady_responses": ', num(#times), ",\n")
+   f:write('  "completions_s": [', table.concat(times, ","), "],\n")
    f:write('  "slow_2s": ', num(slow), ",\n")
    f:write('  "slow_2s_how": "', how, '"\n')
    f:write("}\n")

@@ -2,11 +2,13 @@
 bench/wrk-json.lua, CPU recorded around it), the unrecorded warm-up, and what wrk.json means."""
 import os
 import resource
+import time
 
 from .. import procs
 from . import LoadGen
 from ..checks import seconds_of
 from ..report.fmt import ms
+from ..steady import steady_rate
 
 LUA = "bench/wrk-json.lua"
 
@@ -31,16 +33,19 @@ def measure(s, cell_dir, url, wt, conns, remote, app=None, stats_url=None, timeo
     print(f"  $ {' '.join(cmd)}")
     env = dict(os.environ, WRK_JSON=str(cell_dir / "wrk.json"), WRK_CONNECTIONS=str(conns),
                WRK_TIMEOUT_S=str(seconds_of(timeout) if timeout else s.wrk_timeout_s))
-    box0, rem0, wrk0 = procs.box_ticks(), procs.proc_ticks(remote), children_cpu_s()
+    t0, box0, rem0, wrk0 = time.monotonic(), procs.box_ticks(), procs.proc_ticks(remote), children_cpu_s()
     app0 = procs.proc_ticks(app) if app else 0
     sampler = procs.Sampler(app.pid).start() if app else None   # the app's peak RSS and threads
     rc = procs.run(cmd, out=cell_dir / "wrk.txt", env=env)
     peaks = sampler.stop() if sampler else None
     stats_ok = save(stats_url, cell_dir / "stats.json") if stats_url else True
-    box1 = procs.box_ticks()
+    box1, t1 = procs.box_ticks(), time.monotonic()
     app1 = procs.proc_ticks(app) if app else 0
     busy, total = box1[0] - box0[0], box1[1] - box0[1]
     measured = {"wrk_command": " ".join(cmd), "wrk_exit": rc,
+                # The wall time the CPU figures were read over: wrk's whole run, its connection
+                # set-up included (5,000 connections took seconds), not just DURATION.
+                "cpu_window_s": round(t1 - t0, 2),
                 "cpu_box_pct": round(100 * busy / total if total else 0, 1),
                 "cpu_steal_pct": round(100 * (box1[2] - box0[2]) / total if total else 0, 1),
                 "cpu_remote_s": round((procs.proc_ticks(remote) - rem0) / procs.CLK_TCK, 2),
@@ -112,11 +117,15 @@ def wrk_fields(wrk, duration_s):
     secs = wrk["duration_us"] / 1e6 or duration_s
     errors = wrk["errors"]
     rps = round(wrk["requests"] / secs, 2)
-    steady, how = wrk.get("steady_rps"), wrk.get("steady_how")
-    # (n - 1) / (last - first) assumes the answers were spread over the window; a model that let
-    # them all out in one burst (eg, 100 requests freed at once when a slow upload finished) would
-    # read thousands of req/s. Then its answers per second of the window is all there is to say.
-    if steady is not None and how == "first to last response" and steady > 1.5 * rps:
+    if "completions_s" in wrk:
+        steady, how = steady_rate(wrk["completions_s"], wrk.get("connections"))
+    else:   # a run before wrk.json had the completion times: the rate wrk-json.lua worked out then
+        steady, how = wrk.get("steady_rps"), wrk.get("steady_how")
+    # From first to last assumes the answers were spread over the window; a model that let them
+    # all out in one or two bursts (eg, 100 requests freed at once when a slow upload finished)
+    # would read thousands of req/s. Then its answers per second of the window is all there is to say.
+    if (steady is None and how == "every response at once") or (
+            steady is not None and how.startswith("first to last") and steady > 1.5 * rps):
         steady, how = rps, "answers bunched together: wrk's req/s"
     return {
         "requests": wrk["requests"],
