@@ -201,6 +201,7 @@ public final class Stats {
                 + ",\"liveThreads\":" + THREADS.getThreadCount()
                 + ",\"peakThreads\":" + THREADS.getPeakThreadCount()
                 + ",\"heapUsedBytes\":" + MEMORY.getHeapMemoryUsage().getUsed()
+                + ",\"jvm\":" + JvmCpu.toJson()
                 + (db == null ? "" : ",\"db\":" + db.toJson())
                 + qosJson()
                 // Last: a search for the first "inFlight" still finds the top-level one.

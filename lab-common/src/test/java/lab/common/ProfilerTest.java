@@ -115,14 +115,21 @@ class ProfilerTest {
 
     /** About 1 s of this thread's CPU (bounded by 15 s of wall time on a loaded machine). */
     private static void burnOneCpuSecond() {
+        burnCpu(1_000);
+    }
+
+    /** About {@code ms} of this thread's CPU (bounded by 15 s of wall time); the thread CPU ns it used. */
+    static long burnCpu(long ms) {
         ThreadMXBean mx = ManagementFactory.getThreadMXBean();
-        long cpuEnd = mx.getCurrentThreadCpuTime() + 1_000_000_000L;
+        long cpuStart = mx.getCurrentThreadCpuTime();
+        long cpuEnd = cpuStart + ms * 1_000_000L;
         long wallEnd = System.nanoTime() + 15_000_000_000L;
         double x = 0;
         while (mx.getCurrentThreadCpuTime() < cpuEnd && System.nanoTime() < wallEnd) {
             x += burn(100_000);
         }
         if (x == 42) System.out.println(x);   // keep x alive
+        return mx.getCurrentThreadCpuTime() - cpuStart;
     }
 
     static double burn(int n) {
