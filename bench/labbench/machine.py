@@ -162,10 +162,17 @@ def build_if_stale(s, java_home):
         if not shutil.which(tool):
             raise Fatal(f"the jars of {' '.join(stale)} need a build, and ./mvnw needs {tool} to fetch Maven "
                         f"(Debian: apt-get install -y {tool})")
-    print(f"building (jars missing or older than sources: {' '.join(stale)}): bench/mvn.sh -B -q package -DskipTests")
+    # Its output goes to a log: the shade plugin's notes on files that several jars share are
+    # Maven WARNING lines by the dozen, and they would be the first screen of a fresh `make bench`.
+    log = Path(".tools", "build.log")
+    log.parent.mkdir(exist_ok=True)
+    print(f"building (jars missing or older than sources: {' '.join(stale)}): "
+          f"bench/mvn.sh -B package -DskipTests, its output in {log}")
     env = dict(os.environ, JAVA_HOME=java_home)
-    if procs.run(["bench/mvn.sh", "-B", "-q", "-Dstyle.color=never", "package", "-DskipTests"], env=env) != 0:
-        raise Fatal(f"the build failed; run: JAVA_HOME={java_home} bench/mvn.sh -B package -DskipTests")
+    if procs.run(["bench/mvn.sh", "-B", "--no-transfer-progress", "-Dstyle.color=never", "package", "-DskipTests"],
+                 out=log, env=env) != 0:
+        print("".join(log.read_text(errors="replace").splitlines(keepends=True)[-30:]), end="")
+        raise Fatal(f"the build failed (the last lines of {log} above); run: JAVA_HOME={java_home} bench/mvn.sh -B package -DskipTests")
 
 
 def facts(s, m):
