@@ -127,6 +127,7 @@ check "unknown app" bad_setting APPS=no-such-app
 check "THREADS=0" bad_setting THREADS=0
 check "WRK_THREADS > CONNECTIONS" bad_setting WRK_THREADS=20 CONNECTIONS=10
 check "DURATION=abc" bad_setting DURATION=abc
+check "WARMUP=sometimes" bad_setting WARMUP=sometimes
 check "unknown container" bad_setting CONTAINERS=undertow
 check "THREADS=v0" bad_setting THREADS=v0
 check "THREADS=x1" bad_setting THREADS=x1

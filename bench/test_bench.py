@@ -49,7 +49,9 @@ class SettingsTest(unittest.TestCase):
                            ({"CONTAINERS": "undertow"}, "unknown container 'undertow'"),
                            ({"WRK_THREADS": "20", "CONNECTIONS": "10"}, "WRK_THREADS=20 > CONNECTIONS=10"),
                            ({"REPEAT": "0"}, "REPEAT: '0'"), ({"RATE": "-5"}, "RATE: '-5'"),
-                           ({"LOADGEN": "foo"}, "unknown load generator 'foo'")]:
+                           ({"LOADGEN": "foo"}, "unknown load generator 'foo'"),
+                           ({"WARMUP": "sometimes"}, "WARMUP: 'sometimes' is not auto"), ({"WARMUP": "-1s"}, "WARMUP: '-1s'"),
+                           ({"WARMUP": "Auto"}, "WARMUP: 'Auto'")]:
             with self.subTest(env=env), self.assertRaises(UsageError) as e:
                 settings(**env)
             self.assertIn(words, str(e.exception))

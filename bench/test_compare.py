@@ -63,6 +63,15 @@ class VerdictTest(unittest.TestCase):
                                   os.path.join(tmp, "b.json")], capture_output=True, text=True, check=True).stdout
         self.assertIn("2 cells in both runs: 1 same, 0 better, 1 worse beyond the noise", out)
 
+    def test_a_pair_measured_at_a_different_warmth_is_marked(self):
+        cold, warm = dict(cell(99.0, 1010), jit_pct=38.0), dict(cell(99.0, 1010), jit_pct=2.5)
+        self.assertEqual(" (warmth differs: JIT 38 % → 2 % of the app's CPU)", compare.warmth_note(cold, warm))
+        self.assertEqual("", compare.warmth_note(warm, dict(warm, jit_pct=4.9)))
+        self.assertEqual("", compare.warmth_note(cell(99.0, 1010), warm))          # a run that did not record it
+        stuck = dict(warm, warmup_mode="auto", warmup_outcome="no steady state")
+        self.assertEqual(" (warmth differs: warm-up settled → no steady state)",
+                         compare.warmth_note(dict(warm, warmup_mode="auto", warmup_outcome="settled"), stuck))
+
 
 if __name__ == "__main__":
     unittest.main()

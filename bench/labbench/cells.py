@@ -395,7 +395,9 @@ def _prepare(lab, app, cell, d, rec, since_start):
         # an open-loop cell warms up like the first wrk setting would (a few connections per thread).
         wt = cell.wrk_threads or min(s.wrk_threads)
         conns = cell.connections or max(wt, min(s.rate, min(s.connections)))
-        wrk.warm_up(s, lab.url(s.app_port, cell.scene.warmup_path()), wt, conns, d / "warmup.txt", pool)
+        rec.warmup = wrk.warm_up(s, lab.url(s.app_port, cell.scene.warmup_path()), wt, conns, d / "warmup.txt", pool,
+                                 stats_url=app.admin + "/stats")
+        rec.save(d / "cell.json")
         # A call that started as wrk stopped needs its sleep and a margin; thousands of connections
         # that wrk opened and left also take their time: measured ~7 s for webflux on Netty, 1 loop,
         # at 2,000 on a 2 x Xeon VM (inFlight 148 -> 0), against a wait of 6 s that failed the cell.

@@ -133,6 +133,7 @@ def start_run(s, m, cells, left_out, limit_plan):
             put(meta, **sc.meta_values(s))
     put(meta, loadgens=" ".join(s.loadgens), rate=s.rate, repeat=s.repeat,
         duration_s=s.duration_s, sleep_ms=s.sleep_ms, wrk_timeout_s=s.wrk_timeout_s, warmup_s=s.warmup_s,
+        **({"warmup": "auto"} if s.warmup == "auto" else {}),
         java_opts=s.raw["JAVA_OPTS"], app_args=s.raw["APP_ARGS"], app_cds="on" if m.java_major >= 19 else "off",
         **facts, left_out="; ".join(left_out))
     print(f"""== environment

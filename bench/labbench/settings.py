@@ -29,7 +29,7 @@ CORE_DEFAULTS = {
     "DURATION": "10s",         # wrk -d for every measured cell
     "SLEEP_MS": "1000",        # remote-sleep's delay: what every request waits for
     "WRK_TIMEOUT": "",         # wrk --timeout; empty = DURATION + 20 s (see below)
-    "WARMUP": "1s",            # unrecorded warm-up of a freshly started app (fast calls); 0 = none
+    "WARMUP": "1s",            # unrecorded warm-up of a freshly started app (fast calls); 0 = none; auto = until the JIT settled
     "REMOTE_PORT": "9000",
     "APP_PORT": "8080",
     "ADMIN_PORT": "8081",
@@ -130,6 +130,8 @@ Settings (current value):
                                SCENARIO=degrade: 150 unless RATE is set)
   REPEAT={v['REPEAT']}                     rounds of the whole matrix; every figure is then a median with its min–max
   DURATION={v['DURATION']}  WARMUP={v['WARMUP']}  WRK_TIMEOUT={v['WRK_TIMEOUT'] or 'DURATION+20s'}   (N, Ns, Nm or Nh)
+                               WARMUP=auto: 3 s windows until the JIT settled (compiler <= 5 % of the app's CPU,
+                               CPU/request within 3 %, 3 in a row), 9..60 s; else "no steady state" on the cell
   SLEEP_MS={v['SLEEP_MS']}          remote-sleep delay, 1..60000 (BACKEND=postgres: the pg_sleep of DB_QUERY=sleep)
 {db.usage(v)}  REMOTE_PORT={v['REMOTE_PORT']} APP_PORT={v['APP_PORT']} ADMIN_PORT={v['ADMIN_PORT']}   (all on 127.0.0.1)
   RESULTS_DIR={v['RESULTS_DIR']}  START_TIMEOUT={v['START_TIMEOUT']}  JAVA_OPTS="{v['JAVA_OPTS']}"  APP_ARGS="{v['APP_ARGS']}"
@@ -173,8 +175,8 @@ def _durations(v):
     seconds and wrk's timeout."""
     if not DURATION.fullmatch(v["DURATION"]):
         raise UsageError(f"DURATION: '{v['DURATION']}' is not a duration like 10s, 2m or 30")
-    if v["WARMUP"] != "0" and not DURATION.fullmatch(v["WARMUP"]):
-        raise UsageError(f"WARMUP: '{v['WARMUP']}' is not a duration like 2s (or 0)")
+    if v["WARMUP"] not in ("0", "auto") and not DURATION.fullmatch(v["WARMUP"]):
+        raise UsageError(f"WARMUP: '{v['WARMUP']}' is not auto, a duration like 2s, or 0")
     duration_s = seconds_of(v["DURATION"])
     wrk_timeout = v["WRK_TIMEOUT"] or f"{duration_s + 20}s"
     if not DURATION.fullmatch(wrk_timeout):
@@ -240,7 +242,7 @@ def parse(environ, mode="matrix", n_cores=None):
         wrk_threads=wrk_threads,
         connections=connections, scenarios=scenario_names, loadgens=loadgens, rate=rate, repeat=repeat,
         duration=v["DURATION"], duration_s=duration_s, warmup=v["WARMUP"],
-        warmup_s=seconds_of(v["WARMUP"]), wrk_timeout=wrk_timeout, wrk_timeout_s=seconds_of(wrk_timeout),
+        warmup_s=0 if v["WARMUP"] == "auto" else seconds_of(v["WARMUP"]), wrk_timeout=wrk_timeout, wrk_timeout_s=seconds_of(wrk_timeout),
         sleep_ms=int(v["SLEEP_MS"]), remote_port=ports["REMOTE_PORT"], app_port=ports["APP_PORT"],
         admin_port=ports["ADMIN_PORT"], results_dir=v["RESULTS_DIR"], start_timeout=start_timeout,
         java_opts=v["JAVA_OPTS"].split(), app_args=v["APP_ARGS"].split(), mode=mode, variants=variants,

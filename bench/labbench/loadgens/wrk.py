@@ -4,10 +4,10 @@ import os
 import resource
 import time
 
-from .. import procs
+from .. import procs, warmup
 from . import LoadGen
 from ..checks import seconds_of
-from ..report.fmt import ms
+from ..report.fmt import ms, read_json
 from ..steady import steady_rate
 
 LUA = "bench/wrk-json.lua"
@@ -33,6 +33,7 @@ def measure(s, cell_dir, url, wt, conns, remote, app=None, stats_url=None, timeo
     print(f"  $ {' '.join(cmd)}")
     env = dict(os.environ, WRK_JSON=str(cell_dir / "wrk.json"), WRK_CONNECTIONS=str(conns),
                WRK_TIMEOUT_S=str(seconds_of(timeout) if timeout else s.wrk_timeout_s))
+    jvm0 = (procs.get_json(stats_url) or {}).get("jvm") if stats_url else None   # the JIT's share of the window
     t0, box0, rem0, wrk0 = time.monotonic(), procs.box_ticks(), procs.proc_ticks(remote), children_cpu_s()
     app0 = procs.proc_ticks(app) if app else 0
     sampler = procs.Sampler(app.pid).start() if app else None   # the app's peak RSS and threads
@@ -53,6 +54,9 @@ def measure(s, cell_dir, url, wt, conns, remote, app=None, stats_url=None, timeo
     if app:
         measured.update(cpu_app_s=round((app1 - app0) / procs.CLK_TCK, 2), peak_rss_kb=peaks[0],
                         peak_os_threads=peaks[1], resource_samples=sampler.samples)
+    jvm1 = (read_json(cell_dir / "stats.json") or {}).get("jvm") if stats_url else None
+    if jvm0 and jvm1:
+        measured.update(jvm_cpu_ms=jvm1["cpuMs"] - jvm0["cpuMs"], jvm_compiler_cpu_ms=jvm1["compilerCpuMs"] - jvm0["compilerCpuMs"])
     wrk_json = cell_dir / "wrk.json"
     if not wrk_json.exists() or wrk_json.stat().st_size == 0:
         return f"wrk gave no result (exit {rc}, see wrk.txt)", measured
@@ -94,17 +98,46 @@ def save(url, path):
     return True
 
 
-def warm_up(s, url, wt, conns, out, pool=None):
-    """A short unrecorded wrk run of fast calls (?ms=0): loads classes, JIT-compiles the request
-    path and opens connections, and leaves nothing queued behind it (1 s calls would leave C
-    requests). A thread-per-request app gets at most one connection per pool thread (`pool`),
-    so no queue forms at all."""
-    if s.warmup_s == 0:
-        return
+def warm_up(s, url, wt, conns, out, pool=None, stats_url=None):
+    """An unrecorded wrk run of fast calls before a fresh app's cell: loads classes, JIT-compiles
+    the request path and opens connections, and leaves nothing queued behind it (1 s calls would
+    leave C requests). A thread-per-request app gets at most one connection per pool thread
+    (`pool`), so no queue forms at all. WARMUP=Ns: N seconds of ?ms=0. WARMUP=auto (with the
+    app's /stats): windows of the same load until the JIT has settled (labbench/warmup.py).
+    Returns what it did, for the cell's record ({} for none)."""
     if pool is not None and pool < conns:
         conns = pool
         wt = min(wt, conns)
-    procs.run(["wrk", "-t", str(wt), "-c", str(conns), "-d", s.warmup, url], out=out)
+    seconds = s.warmup_s
+    if s.warmup == "auto":
+        if stats_url:
+            return auto_warm_up(url, wt, conns, out, stats_url)
+        seconds = warmup.FLOOR_S      # remote-sleep (the calibration) has no jvm object to judge: the rule's floor
+    if seconds == 0:
+        return {}
+    procs.run(["wrk", "-t", str(wt), "-c", str(conns), "-d", f"{seconds}s", url], out=out)
+    return {"mode": "fixed", "seconds": seconds}
+
+
+def auto_warm_up(url, wt, conns, out, stats_url):
+    """WARMUP=auto: wrk windows of WINDOW_S on the warm-up path with a 1 ms backend delay (the answer
+    then comes after the handler has returned, as a measured call's does; ?ms=0 took other
+    branches: docs/traps.md #32), /stats read around each, until warmup.verdict() is not "warming"."""
+    url = url.replace("ms=0", "ms=1")
+    windows, reads = [], [{"t": time.monotonic(), "stats": procs.get_json(stats_url)}]
+    while True:
+        cmd = ["wrk", "-t", str(wt), "-c", str(conns), "-d", f"{warmup.WINDOW_S}s", url]
+        procs.run(cmd, out=out.with_name(f"{out.stem}-{len(windows) + 1:02d}{out.suffix}"))
+        reads.append({"t": time.monotonic(), "stats": procs.get_json(stats_url)})
+        if reads[-2]["stats"] is None or reads[-1]["stats"] is None or "jvm" not in reads[-1]["stats"]:
+            return {"mode": "auto", "outcome": "unknown", "text": "no /stats jvm object to judge the JIT by",
+                    "command": " ".join(cmd), "windows": [w.to_json() for w in windows]}
+        windows.append(warmup.window(reads[-2], reads[-1]))
+        outcome, text = warmup.verdict(windows)
+        if outcome != "warming":
+            return {"mode": "auto", "outcome": outcome, "text": text, "command": " ".join(cmd),
+                    "seconds": round(sum(w.seconds for w in windows), 1),
+                    "requests": sum(w.requests for w in windows), "windows": [w.to_json() for w in windows]}
 
 
 def wrk_fields(wrk, duration_s):
@@ -168,7 +201,6 @@ class Wrk(LoadGen):
         return reason, measured
 
     def figures(self, record, d):
-        from ..report.fmt import read_json
         return wrk_fields(read_json(d / "wrk.json"), record.duration_s)
 
 

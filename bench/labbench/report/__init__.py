@@ -115,7 +115,9 @@ def environment(meta, apps, containers):
         rows.append(("left out of the matrix", meta["left_out"]))
     rows += [
         ("duration / warm-up / wrk --timeout",
-         f"{duration_s} s / {meta.get('warmup_s')} s (fresh apps only, unrecorded) / {meta.get('wrk_timeout_s')} s"),
+         f"{duration_s} s / "
+         + ("auto: until the JIT settled, per fresh app (each cell's warm-up column)" if meta.get("warmup") == "auto"
+            else f"{meta.get('warmup_s')} s") + f" (fresh apps only, unrecorded) / {meta.get('wrk_timeout_s')} s"),
         ("remote sleep", f"{sleep_ms} ms"),
         ("extra JVM flags / app flags", f"`{meta.get('java_opts') or '-'}` / `{meta.get('app_args') or '-'}`"),
         ("app class-data archive (start-up time only)", meta.get("app_cds", "?")),

@@ -43,6 +43,7 @@ NOISE_FLOOR = {"steady_rps": 0.03, "p99_ms": 0.15}
 # 1.010 s is the same; 0.9 vs 1.0 req/s of a 1-thread sync app is one response).
 NOISE_ABS = {"steady_rps": 0.5, "p99_ms": 20.0}
 HIGHER_IS_BETTER = {"steady_rps": True, "p99_ms": False}
+JIT_WARM = 5.0     # % of the app's CPU: above it a window was still partly the compiler's (summary.JIT_WARM)
 
 
 def usage_error(message):
@@ -191,6 +192,21 @@ def compare(a, b):
     return rows
 
 
+def warmth_note(ca, cb):
+    """Where the two cells were measured at a different warmth (issue 26): the JIT compiler's share
+    of the app's CPU in the window on opposite sides of 5 %, or a warm-up that settled against one
+    that did not. Their CPU differs by the compiler; their throughput rarely does. Empty where a
+    run did not record it."""
+    ja, jb = ca.get("jit_pct"), cb.get("jit_pct")
+    notes = []
+    if ja is not None and jb is not None and (ja > JIT_WARM) != (jb > JIT_WARM):
+        notes.append(f"JIT {ja:.0f} % → {jb:.0f} % of the app's CPU")
+    oa, ob = ca.get("warmup_outcome"), cb.get("warmup_outcome")
+    if oa != ob and "no steady state" in (oa, ob):
+        notes.append(f"warm-up {oa or ca.get('warmup_mode') or 'fixed'} → {ob or cb.get('warmup_mode') or 'fixed'}")
+    return f" (warmth differs: {'; '.join(notes)})" if notes else ""
+
+
 def status_text(cell):
     return "FAILED" if str(cell.get("status", "")).startswith("FAILED") else "SKIPPED"
 
@@ -221,7 +237,7 @@ def main(argv):
             cols += [fmt(ma, field) if ok(ca) else status_text(ca), fmt(mb, field) if ok(cb) else status_text(cb),
                      change(ma, mb), verdicts[field]]
         counts[cell_verdict] += 1
-        cols.append(f"**{cell_verdict}**" if cell_verdict in ("better", "worse") else cell_verdict)
+        cols.append((f"**{cell_verdict}**" if cell_verdict in ("better", "worse") else cell_verdict) + warmth_note(ca, cb))
         print("| " + " | ".join(cols) + " |")
     judged = counts["same"] + counts["better"] + counts["worse"]
     print(f"\n**{len(rows)} cells in both runs: {counts['same']} same, {counts['better']} better, "

@@ -181,6 +181,26 @@ def _resources(rec, r, m):
     })
     rec["cpu_ms_per_request"] = (round(1000.0 * cpu_app_s / rec["requests"], 2)
                                  if cpu_app_s is not None and rec.get("requests") else None)
+    rec.update(jit_fields(r, rec.get("requests")))
+
+
+def jit_fields(r, requests):
+    """How warm the measured window was (issue 26): the JIT compiler's share of the app's CPU in it
+    (from /stats' jvm object around wrk), and the fresh app's warm-up (WARMUP=auto: its seconds,
+    requests and outcome; a reused app: none of its own). None where a run did not record them."""
+    m, w = r.measured, r.warmup or {}
+    cpu, compiler = m.get("jvm_cpu_ms"), m.get("jvm_compiler_cpu_ms")
+    known = bool(cpu) and compiler is not None and compiler >= 0
+    return {
+        "jit_pct": round(100.0 * compiler / cpu, 1) if known else None,
+        # the app's CPU less its compiler threads', per request wrk counted: the model's price, measured
+        "cpu_ms_per_request_without_jit": round((cpu - compiler) / requests, 3) if known and requests else None,
+        "warmup_mode": w.get("mode"),
+        "warmup_s": w.get("seconds"),
+        "warmup_requests": w.get("requests"),
+        "warmup_outcome": w.get("outcome"),
+        "warmup_text": w.get("text"),
+    }
 
 
 def load_run(run_dir):

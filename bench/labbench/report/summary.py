@@ -6,6 +6,7 @@ from .. import scenarios
 from .fmt import f_int, f_pct, f_rps, threads_label, threads_order
 
 BELOW = 95.0            # a verdict cell below this % of its ceiling is marked ⚠
+JIT_WARM = 5.0          # the JIT compiler's share (%) of the app's CPU in a warm measured window
 
 
 def identity(run):
@@ -62,6 +63,11 @@ def verdict_text(cells):
         by = worst.get("bound_by")     # BACKEND=postgres: connections, threads, DB pool or executor threads
         mark += (f" (its {by} bound: {100 * bound / ceiling:.0f} %)" if by
                  else f" (its pool's bound: {100 * bound / ceiling:.0f} %)")   # Little's law, not a failure
+    cold = [c for c in cells if c.get("jit_pct") is not None and c["jit_pct"] > JIT_WARM]
+    if cold:
+        mark += f" ⚠ JIT {max(c['jit_pct'] for c in cold):.0f} %"
+    if any(c.get("warmup_outcome") == "no steady state" for c in cells):
+        mark += " ⚠ no steady state"
     failed = sum(c.get("rounds_failed") or 0 for c in cells)
     if failed:
         mark += f" ({failed} round{'s' if failed > 1 else ''} FAILED)"
@@ -101,6 +107,31 @@ def steal_line(ran):
             f"threads={top['threads']}); above ~10 % figures move between runs more than the noise of a quiet host.\n")
 
 
+def jit_line(run):
+    """How warm the measured windows were: the JIT compiler's share of the app's CPU in them, and
+    WARMUP=auto's outcome per fresh app. Said only where a run recorded it."""
+    ran = [c for c in run["cells"] if c["status"] == "ok" and c.get("jit_pct") is not None]
+    if not ran:
+        return ""
+    shares = sorted(c["jit_pct"] for c in ran)
+    top = max(ran, key=lambda c: c["jit_pct"])
+    cold = sum(1 for s in shares if s > JIT_WARM)
+    lean = sorted(c["cpu_ms_per_request_without_jit"] for c in ran if c.get("cpu_ms_per_request_without_jit") is not None)
+    line = (f"JIT compiler's share of the app's CPU in the measured windows: median **{shares[len(shares) // 2]:.1f} %**, "
+            f"highest {top['jit_pct']:.1f} % ({top['app']} {top['container']} threads={top['threads']})"
+            + (f"; CPU ms/req without the compiler's threads {lean[0]:.3f}–{lean[-1]:.3f}" if lean else "") + "; "
+            + (f"{cold} of {len(ran)} cells above {JIT_WARM:g} % (⚠ JIT in the verdict): their CPU figures are partly the compiler's.\n"
+               if cold else f"every cell at most {JIT_WARM:g} %: the CPU figures are a warm JVM's.\n"))
+    auto = [c for c in run["cells"] if c.get("warmup_mode") == "auto"]
+    if auto:
+        settled = sorted(c["warmup_s"] for c in auto if c.get("warmup_outcome") == "settled")
+        line += (f"Warm-up (WARMUP=auto): {len(settled)} of {len(auto)} fresh apps settled"
+                 + (f", after a median {settled[len(settled) // 2]:.0f} s" if settled else "")
+                 + "".join(f"; {c['app']} {c['container']} threads={c['threads']}: {c['warmup_text']}"
+                           for c in auto if c.get("warmup_outcome") != "settled") + ".\n")
+    return line
+
+
 def first_screen(run):
     """The title, the identity line, the verdict, the box CPU, where to read on."""
     meta = run["meta"]
@@ -114,7 +145,7 @@ def first_screen(run):
             lines += ["## Verdict: steady req/s as % of the ceiling · handler threads seen\n\n", table, "\n",
                       f"⚠ below {BELOW:g} % of the ceiling ({ceiling_text(run)}); with several "
                       f"wrk settings a cell shows the lowest. FAILED / SKIPPED: see the appendix.\n"]
-    lines += ["\n", box_line(run), "\n",
+    lines += ["\n", box_line(run), jit_line(run), "\n",
               "How to read every column: `docs/reading-results.md` in the lab's repository. The environment, "
               "the apps' `lab:` lines, this run's bounds and ceilings, every cell and the calibration are in "
               "the appendix at the end.\n"]

@@ -1,0 +1,100 @@
+"""WARMUP=auto's rule (labbench/warmup.py) on series of warm-up windows: one that settles, one that
+never does, one that settles late, and the edge cases (a compiler thread retired, no requests)."""
+import json
+import unittest
+from pathlib import Path
+
+from labbench import warmup
+from labbench.report.summary import jit_line, verdict_text
+from labbench.warmup import Window
+
+RECORDED = Path(__file__).parent / "fixtures" / "warmup"
+
+
+def series(jit_pcts, cost_ms=0.2, requests=30_000, seconds=3.0):
+    """Windows with these compiler shares (% of the app's CPU) and CPU per request (a number or a list)."""
+    costs = cost_ms if isinstance(cost_ms, list) else [cost_ms] * len(jit_pcts)
+    return [Window(seconds, requests, cost * requests, cost * requests * pct / 100) for pct, cost in zip(jit_pcts, costs)]
+
+
+class Rule(unittest.TestCase):
+    def outcome(self, windows):
+        return [warmup.verdict(windows[:i])[0] for i in range(1, len(windows) + 1)]
+
+    def test_settles_once_three_windows_in_a_row_are_quiet_and_steady(self):
+        # the shape of the probe in issue 26: 61 % of the CPU is the JIT at first, 5-6 % after ~30 s
+        w = series([61, 40, 22, 9, 4, 3, 2, 2], cost_ms=[1.8, 0.9, 0.5, 0.25, 0.19, 0.188, 0.187, 0.188])
+        self.assertEqual(["warming"] * 6 + ["settled", "settled"], self.outcome(w))
+        self.assertEqual(("settled", "JIT settled after 21 s"), warmup.verdict(w[:7]))
+
+    def test_never_settles_is_measured_and_labelled_at_the_cap(self):
+        w = series([30, 25, 20] * 7)            # 63 s of a busy compiler
+        outcome, text = warmup.verdict(w)
+        self.assertEqual(("no steady state", "no steady state within 60 s"), (outcome, text))
+        self.assertEqual("warming", warmup.verdict(w[:19])[0])      # 57 s: not yet at the cap
+
+    def test_settles_late_after_a_blip(self):
+        # quiet, then a 9 % blip (a late C2 compile) resets the count of windows in a row
+        w = series([20, 4, 4, 9, 4, 4, 4])
+        self.assertEqual(["warming"] * 6 + ["settled"], self.outcome(w))
+
+    def test_cpu_per_request_must_be_steady_too(self):
+        w = series([2, 2, 2, 2], cost_ms=[0.30, 0.25, 0.20, 0.19])    # quiet compiler, cost still falling
+        self.assertFalse(warmup.settled(w[:3]))
+        self.assertFalse(warmup.settled(w))                              # 0.25 / 0.19: 32 % apart
+        self.assertTrue(warmup.settled(w + series([2, 2], cost_ms=[0.19, 0.192])))
+
+    def test_unknown_shares_never_count_as_settled(self):
+        retired = Window(3.0, 30_000, 6000, -40)      # a compiler thread ended: its CPU left /proc
+        idle = Window(3.0, 0, 50, 0)                  # no request: no CPU per request
+        quiet = series([2, 2])
+        self.assertIsNone(retired.jit_share())
+        self.assertFalse(warmup.settled(quiet + [retired]))
+        self.assertFalse(warmup.settled(quiet + [idle]))
+
+    def test_the_floor_holds_even_when_quiet_at_once(self):
+        w = series([1, 1, 1], seconds=2.0)     # 6 s < the 9 s floor
+        self.assertEqual("warming", warmup.verdict(w)[0])
+        self.assertEqual("warming", warmup.verdict(w + series([1], seconds=2.0))[0])      # 8 s
+        self.assertEqual("settled", warmup.verdict(w + series([1, 1], seconds=2.0))[0])   # 10 s
+
+    def test_window_from_two_stats_readings(self):
+        before = {"t": 10.0, "stats": {"completed": 1000, "jvm": {"cpuMs": 5000, "compilerCpuMs": 3000}}}
+        after = {"t": 13.0, "stats": {"completed": 31000, "jvm": {"cpuMs": 11000, "compilerCpuMs": 3300}}}
+        w = warmup.window(before, after)
+        self.assertEqual({"seconds": 3.0, "requests": 30000, "cpu_ms": 6000, "compiler_cpu_ms": 300, "jit_pct": 5.0,
+                          "cpu_ms_per_req": 0.2}, w.to_json())
+
+    def test_recorded_warm_ups_reach_a_named_outcome(self):
+        recorded = sorted(RECORDED.glob("*.json"))
+        self.assertTrue(recorded, f"no recorded warm-ups in {RECORDED}")
+        for path in recorded:
+            with self.subTest(path.name):
+                rec = json.loads(path.read_text())
+                windows = [Window(w["seconds"], w["requests"], w["cpu_ms"], w["compiler_cpu_ms"]) for w in rec["windows"]]
+                verdicts = [warmup.verdict(windows[:i])[0] for i in range(1, len(windows) + 1)]
+                self.assertEqual(rec["outcome"], verdicts[-1], path.name)
+                self.assertNotIn("settled", verdicts[:-1], f"{path.name}: it would have stopped earlier")
+
+
+class Report(unittest.TestCase):
+    """results.md says how warm each measured window was (report/summary.py: jit_line, the verdict's ⚠)."""
+
+    def cell(self, app, jit, outcome="settled", seconds=12.0):
+        return {"app": app, "container": "jetty", "threads": 1, "status": "ok", "pct_of_ceiling": 99.0,
+                "handler_threads": 1, "jit_pct": jit, "warmup_mode": "auto", "warmup_outcome": outcome,
+                "warmup_s": seconds, "warmup_text": "no steady state within 60 s" if outcome != "settled" else "JIT settled"}
+
+    def test_the_first_screen_gives_the_jit_share_and_the_warm_ups(self):
+        run = {"cells": [self.cell("a", 1.0), self.cell("b", 3.0, seconds=18.0), self.cell("c", 22.5, "no steady state", 60.0)]}
+        line = jit_line(run)
+        self.assertIn("median **3.0 %**, highest 22.5 % (c jetty threads=1); 1 of 3 cells above 5 %", line)
+        self.assertIn("Warm-up (WARMUP=auto): 2 of 3 fresh apps settled, after a median 18 s; "
+                      "c jetty threads=1: no steady state within 60 s.", line)
+        self.assertEqual("99.0 % ⚠ JIT 22 % ⚠ no steady state · 1 thr.", verdict_text([self.cell("c", 22.5, "no steady state")]))
+        self.assertEqual("99.0 % · 1 thr.", verdict_text([self.cell("a", 1.0)]))
+        self.assertEqual("", jit_line({"cells": [dict(self.cell("a", None))]}))   # a run before it
+
+
+if __name__ == "__main__":
+    unittest.main()
