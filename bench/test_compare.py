@@ -71,6 +71,16 @@ class VerdictTest(unittest.TestCase):
         stuck = dict(warm, warmup_mode="auto", warmup_outcome="no steady state")
         self.assertEqual(" (warmth differs: warm-up settled → no steady state)",
                          compare.warmth_note(dict(warm, warmup_mode="auto", warmup_outcome="settled"), stuck))
+        # listed under the table: the verdict column stays one word (the smoke test reads it)
+        with tempfile.TemporaryDirectory() as tmp:
+            for name, c in (("a.json", cold), ("b.json", warm)):
+                with open(os.path.join(tmp, name), "w") as f:
+                    json.dump({"meta": {}, "cells": [c]}, f)
+            out = subprocess.run([sys.executable, compare.__file__, os.path.join(tmp, "a.json"),
+                                  os.path.join(tmp, "b.json")], capture_output=True, text=True, check=True).stdout
+        self.assertRegex(out, r"\| same \|\n")
+        self.assertIn("Measured at a different warmth", out)
+        self.assertIn("- call: webflux jetty threads=1 -t10 -c100 (warmth differs: JIT 38 % → 2 % of the app's CPU)", out)
 
 
 if __name__ == "__main__":

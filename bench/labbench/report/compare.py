@@ -237,13 +237,18 @@ def main(argv):
             cols += [fmt(ma, field) if ok(ca) else status_text(ca), fmt(mb, field) if ok(cb) else status_text(cb),
                      change(ma, mb), verdicts[field]]
         counts[cell_verdict] += 1
-        cols.append((f"**{cell_verdict}**" if cell_verdict in ("better", "worse") else cell_verdict) + warmth_note(ca, cb))
+        cols.append(f"**{cell_verdict}**" if cell_verdict in ("better", "worse") else cell_verdict)
         print("| " + " | ".join(cols) + " |")
     judged = counts["same"] + counts["better"] + counts["worse"]
     print(f"\n**{len(rows)} cells in both runs: {counts['same']} same, {counts['better']} better, "
           f"{counts['worse']} worse beyond the noise"
           + (f", {counts['—']} not judged (failed or skipped)" if counts["—"] else "")
           + (f"; {100.0 * counts['same'] / judged:.0f} % same**" if judged else "**"))
+    warmth = [f"- {k[0]}: {app_text(k)} {k[3]} threads={k[4]} {load_text(k)}{warmth_note(ca, cb)}"
+              for k, ca, cb, *_ in rows if warmth_note(ca, cb)]
+    if warmth:
+        print("\nMeasured at a different warmth (their CPU differs by the JIT compiler, docs/reading-results.md):")
+        print("\n".join(warmth))
     only_a = [k for k in a if k not in b]
     only_b = [k for k in b if k not in a]
     for label, keys in (("Only in A", only_a), ("Only in B", only_b)):

@@ -184,6 +184,9 @@ def _resources(rec, r, m):
     rec.update(jit_fields(r, rec.get("requests")))
 
 
+MIN_WINDOW_CPU_MS = 100
+
+
 def jit_fields(r, requests):
     """How warm the measured window was (issue 26): the JIT compiler's share of the app's CPU in it
     (from /stats' jvm object around wrk), and the fresh app's warm-up (WARMUP=auto: its seconds,
@@ -192,7 +195,9 @@ def jit_fields(r, requests):
     cpu, compiler = m.get("jvm_cpu_ms"), m.get("jvm_compiler_cpu_ms")
     known = bool(cpu) and compiler is not None and compiler >= 0
     return {
-        "jit_pct": round(100.0 * compiler / cpu, 1) if known else None,
+        # A share of almost nothing is noise: a 1-thread sync app at 5 req/s read 0 % and 50 % in
+        # two rounds of the same run. Below MIN_WINDOW_CPU_MS of app CPU there is no share.
+        "jit_pct": round(100.0 * compiler / cpu, 1) if known and cpu >= MIN_WINDOW_CPU_MS else None,
         # the app's CPU less its compiler threads', per request wrk counted: the model's price, measured
         "cpu_ms_per_request_without_jit": round((cpu - compiler) / requests, 3) if known and requests else None,
         "warmup_mode": w.get("mode"),
