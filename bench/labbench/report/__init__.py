@@ -116,7 +116,7 @@ def environment(meta, apps, containers):
     rows += [
         ("duration / warm-up / wrk --timeout",
          f"{duration_s} s / "
-         + ("auto: until the JIT settled, per fresh app (each cell's warm-up column)" if meta.get("warmup") == "auto"
+         + ("auto: until the JIT settled, per fresh app (the first screen's warm-up line; each cell's warm-up in its cell.json)" if meta.get("warmup") == "auto"
             else f"{meta.get('warmup_s')} s") + f" (fresh apps only, unrecorded) / {meta.get('wrk_timeout_s')} s"),
         ("remote sleep", f"{sleep_ms} ms"),
         ("extra JVM flags / app flags", f"`{meta.get('java_opts') or '-'}` / `{meta.get('app_args') or '-'}`"),
