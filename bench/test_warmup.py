@@ -5,6 +5,8 @@ import unittest
 from pathlib import Path
 
 from labbench import warmup
+from labbench.record import CellRecord
+from labbench.report.figures import load_fields
 from labbench.report.summary import jit_line, verdict_text
 from labbench.warmup import Window
 
@@ -94,6 +96,32 @@ class Report(unittest.TestCase):
         self.assertEqual("99.0 % ⚠ JIT 22 % ⚠ no steady state · 1 thr.", verdict_text([self.cell("c", 22.5, "no steady state")]))
         self.assertEqual("99.0 % · 1 thr.", verdict_text([self.cell("a", 1.0)]))
         self.assertEqual("", jit_line({"cells": [dict(self.cell("a", None))]}))   # a run before it
+
+
+class LoadPrice(unittest.TestCase):
+    """CPU per request less the compiler and the JVM at rest (report/figures.py: load_fields)."""
+
+    def record(self, cpu_ms, compiler_ms, window_s=10.0, rest=None):
+        return CellRecord(measured={"jvm_cpu_ms": cpu_ms, "jvm_compiler_cpu_ms": compiler_ms, "cpu_window_s": window_s},
+                          rest={"seconds": 3.0, "cpu_ms": 30, "compiler_cpu_ms": 6} if rest is None else rest)
+
+    def test_the_load_pays_for_what_it_added(self):
+        # at rest 24 ms in 3 s without the compiler: 8 ms/s, 80 ms over the window
+        f = load_fields(self.record(500, 50), 1000)
+        self.assertEqual({"cpu_rest_ms_per_s": 8.0, "cpu_ms_per_request_load": 0.37, "cpu_load_note": None}, f)
+
+    def test_too_few_requests_get_a_reason_not_a_number(self):
+        # a 1-thread sync app: 10 requests add 20 ms to the 80 ms the JVM spends at rest
+        f = load_fields(self.record(100, 0), 10)
+        self.assertIsNone(f["cpu_ms_per_request_load"])
+        self.assertEqual("too few requests (10) to price one: the load added 20 ms of CPU to the 80 ms the JVM "
+                         "spends at rest over 10 s", f["cpu_load_note"])
+
+    def test_no_rest_reading_no_figure(self):
+        self.assertEqual({"cpu_rest_ms_per_s": None, "cpu_ms_per_request_load": None, "cpu_load_note": None},
+                         load_fields(self.record(500, 50, rest={}), 1000))
+        # a compiler thread retired inside the window: its CPU left /proc, the share is unknown
+        self.assertIsNone(load_fields(self.record(500, -5), 1000)["cpu_ms_per_request_load"])
 
 
 if __name__ == "__main__":

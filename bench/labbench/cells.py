@@ -244,6 +244,7 @@ class App:
         self.starts = 0
         self.last_conns = 0        # wrk -c of its last cell
         self.had_side_load = False
+        self.rest = {}             # its CPU at rest after its warm-up (wrk.at_rest)
         self.admin = lab.url(lab.s.admin_port, "")
 
     def can_reuse(self, cell):
@@ -383,7 +384,7 @@ def _prepare(lab, app, cell, d, rec, since_start):
     else:
         app.stop()
         rec.stop_s, rec.app_start = since_start(), "fresh"
-        fresh = True
+        fresh, app.rest = True, {}
         reason = app.start(cell)
         rec.start_s = since_start()
     rec.app_log, rec.lab_line = (f"logs/{app.log.name}" if app.log else ""), (app.lab_line() or None)
@@ -403,7 +404,10 @@ def _prepare(lab, app, cell, d, rec, since_start):
         # at 2,000 on a 2 x Xeon VM (inFlight 148 -> 0), against a wait of 6 s that failed the cell.
         if not procs.wait_drained(app.admin + "/stats", s.sleep_ms // 1000 + 5 + conns // 200):
             reason = "still busy after the warm-up"
+        else:
+            app.rest = wrk.at_rest(app.admin + "/stats")
     if reason is None:
+        rec.rest = app.rest
         try:
             procs.http(app.admin + "/stats/reset", method="POST")
         except OSError:

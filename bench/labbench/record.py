@@ -40,6 +40,7 @@ class CellRecord:
     app_log: Optional[str] = None
     lab_line: Optional[str] = None       # the app's `lab: ...` line: its effective limits
     warmup: dict = field(default_factory=dict)     # a fresh app's warm-up: WARMUP=auto's windows and outcome (loadgens/wrk.py)
+    rest: dict = field(default_factory=dict)       # the app's CPU at rest after its warm-up (its fresh cell read it; reused cells carry it)
     measured: dict = field(default_factory=dict)   # what the load generator and samplers recorded (CPU, peaks, command)
     series: list = field(default_factory=list)     # per-second samples, for scenarios with a timeline
     cell_wall_s: Optional[float] = None

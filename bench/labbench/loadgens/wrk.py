@@ -140,6 +140,23 @@ def auto_warm_up(url, wt, conns, out, stats_url):
                     "requests": sum(w.requests for w in windows), "windows": [w.to_json() for w in windows]}
 
 
+REST_S = 3
+
+
+def at_rest(stats_url, seconds=REST_S):
+    """The app's CPU with no load at all for `seconds`, after its warm-up (issue 26): what the JVM
+    spends on its own (GC threads, timers, selectors, the compiler's leftovers), so that a cell can
+    say what the load added per request. {} when /stats has no jvm object."""
+    before = procs.get_json(stats_url)
+    t0 = time.monotonic()
+    time.sleep(seconds)
+    after, t1 = procs.get_json(stats_url), time.monotonic()
+    if not (before and after and "jvm" in before and "jvm" in after):
+        return {}
+    return {"seconds": round(t1 - t0, 2), "cpu_ms": after["jvm"]["cpuMs"] - before["jvm"]["cpuMs"],
+            "compiler_cpu_ms": after["jvm"]["compilerCpuMs"] - before["jvm"]["compilerCpuMs"]}
+
+
 def wrk_fields(wrk, duration_s):
     """The wrk.json numbers as cell fields (rates over wrk's measured duration, like wrk)."""
     if not wrk:

@@ -222,8 +222,8 @@ def all_cells(cells):
     w("| # |" + (" scenario |" if show_scenario else "") + " app | container | threads | wrk -t | -c | requests "
       "| req/s | steady | bound | ceiling | % ceil. "
       "| resp./conn. | avg | p50 | p90 | p99 | max | timeouts | > 2 s | errors c/r/w/s | unfinished | handler thr. "
-      "| client thr. | peak thr. | peak RSS MB | CPU box | CPU app | CPU wrk | CPU ms/req | app | status |\n")
-    w("|---:|" + ("---|" if show_scenario else "") + "---|---|" + "---:|" * 26 + "---|---|\n")
+      "| client thr. | peak thr. | peak RSS MB | CPU box | CPU app | CPU wrk | CPU ms/req | load ms/req | app | status |\n")
+    w("|---:|" + ("---|" if show_scenario else "") + "---|---|" + "---:|" * 27 + "---|---|\n")
     for c in sorted(wrk_cells, key=lambda c: c["index"] or 0):
         e = c.get("errors")
         errs = "/".join(str(e[k]) for k in ("connect", "read", "write", "status")) if e else "—"
@@ -240,9 +240,17 @@ def all_cells(cells):
           f"{f_int(c.get('client_threads'))} | {f_int(c.get('peak_threads'))} | {f_mb(c.get('peak_rss_mb'))} | "
           f"{'—' if c.get('cpu_box_pct') is None else str(c['cpu_box_pct']) + ' %'} | "
           f"{f_cores(c.get('cpu_app_cores'))} | {f_cores(c.get('cpu_wrk_cores'))} | "
-          f"{f_cores(c.get('cpu_ms_per_request'))} | {c.get('app_start') or '—'} | {status_text(c)} |\n")
+          f"{f_cores(c.get('cpu_ms_per_request'))} | {f_load(c)} | {c.get('app_start') or '—'} | {status_text(c)} |\n")
 
     return out.getvalue()
+
+
+def f_load(c):
+    """The CPU the load added per request (less the compiler and the JVM at rest), "few" where too
+    few requests came to price one (cpu_load_note in cell.json says why)."""
+    if c.get("cpu_ms_per_request_load") is not None:
+        return f"{c['cpu_ms_per_request_load']:.3f}"
+    return "few" if c.get("cpu_load_note") else "—"
 
 
 def calibration_table(calibration):

@@ -182,6 +182,7 @@ def _resources(rec, r, m):
     rec["cpu_ms_per_request"] = (round(1000.0 * cpu_app_s / rec["requests"], 2)
                                  if cpu_app_s is not None and rec.get("requests") else None)
     rec.update(jit_fields(r, rec.get("requests")))
+    rec.update(load_fields(r, rec.get("requests")))
 
 
 MIN_WINDOW_CPU_MS = 100
@@ -206,6 +207,26 @@ def jit_fields(r, requests):
         "warmup_outcome": w.get("outcome"),
         "warmup_text": w.get("text"),
     }
+
+
+def load_fields(r, requests):
+    """CPU per request that is the request's (issue 26): the app's CPU over the window less its
+    compiler threads' and less what the same JVM spent at rest (no load, after its warm-up:
+    r.rest) over as many seconds. Where the load added less CPU than the JVM spends at rest over
+    the window (a 1-thread sync app at 1 req/s), the difference is noise: no figure, a reason."""
+    m, rest = r.measured, r.rest or {}
+    cpu, compiler, window_s = m.get("jvm_cpu_ms"), m.get("jvm_compiler_cpu_ms"), m.get("cpu_window_s")
+    if not rest.get("seconds") or cpu is None or compiler is None or compiler < 0 or not window_s:
+        return {"cpu_rest_ms_per_s": None, "cpu_ms_per_request_load": None, "cpu_load_note": None}
+    rest_rate = max(0.0, rest["cpu_ms"] - max(0, rest["compiler_cpu_ms"])) / rest["seconds"]
+    at_rest = rest_rate * window_s
+    added = cpu - compiler - at_rest
+    if not requests or added < at_rest:
+        note = (f"too few requests ({requests or 0}) to price one: the load added {max(added, 0):.0f} ms of CPU "
+                f"to the {at_rest:.0f} ms the JVM spends at rest over {window_s:g} s")
+        return {"cpu_rest_ms_per_s": round(rest_rate, 1), "cpu_ms_per_request_load": None, "cpu_load_note": note}
+    return {"cpu_rest_ms_per_s": round(rest_rate, 1), "cpu_ms_per_request_load": round(added / requests, 3),
+            "cpu_load_note": None}
 
 
 def load_run(run_dir):

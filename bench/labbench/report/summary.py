@@ -119,7 +119,8 @@ def jit_line(run):
     lean = sorted(c["cpu_ms_per_request_without_jit"] for c in ran if c.get("cpu_ms_per_request_without_jit") is not None)
     line = (f"JIT compiler's share of the app's CPU in the measured windows: median **{shares[len(shares) // 2]:.1f} %**, "
             f"highest {top['jit_pct']:.1f} % ({top['app']} {top['container']} threads={top['threads']})"
-            + (f"; CPU ms/req without the compiler's threads {lean[0]:.3f}–{lean[-1]:.3f}" if lean else "") + "; "
+            + (f"; CPU ms/req without the compiler's threads {lean[0]:.3f}–{lean[-1]:.3f}" if lean else "")
+            + load_part(ran) + "; "
             + (f"{cold} of {len(ran)} cells above {JIT_WARM:g} % (⚠ JIT in the verdict): their CPU figures are partly the compiler's.\n"
                if cold else f"every cell at most {JIT_WARM:g} %: the CPU figures are a warm JVM's.\n"))
     auto = [c for c in run["cells"] if c.get("warmup_mode") == "auto"]
@@ -130,6 +131,18 @@ def jit_line(run):
                  + "".join(f"; {c['app']} {c['container']} threads={c['threads']}: {c['warmup_text']}"
                            for c in auto if c.get("warmup_outcome") != "settled") + ".\n")
     return line
+
+
+def load_part(ran):
+    """The CPU the load itself added per request (less the compiler and the JVM at rest), and the
+    cells where too few requests came to price one."""
+    load = sorted(c["cpu_ms_per_request_load"] for c in ran if c.get("cpu_ms_per_request_load") is not None)
+    rest = sorted(c["cpu_rest_ms_per_s"] for c in ran if c.get("cpu_rest_ms_per_s") is not None)
+    few = sum(1 for c in ran if c.get("cpu_load_note"))
+    if not load and not few:
+        return ""
+    return ((f", and less the JVM at rest ({rest[0]:.1f}–{rest[-1]:.1f} CPU ms/s) {load[0]:.3f}–{load[-1]:.3f}" if load else "")
+            + (f" ({few} cell{'s' if few != 1 else ''} with too few requests to price one)" if few else ""))
 
 
 def first_screen(run):
