@@ -15,9 +15,12 @@ import java.time.Duration;
  * equivalent ({@link ProcessHandle}) and one small file per compiler thread.
  * <ul>
  *   <li>{@code cpuMs}: the process's CPU time, user + system;</li>
- *   <li>{@code compilerCpuMs}: the CPU time of the C1 and C2 compiler threads, from
- *       {@code /proc/self/task/TID/stat} (their {@code comm} is "C1 CompilerThre…" / "C2 CompilerThre…";
- *       the kernel counts in USER_HZ ticks, 100 a second on Linux's ABI); -1 where there is no /proc;</li>
+ *   <li>{@code compilerCpuMs}: the CPU time of the C1 and C2 compiler threads (their {@code comm} in
+ *       {@code /proc/self/task/TID/stat} is "C1 CompilerThre…" / "C2 CompilerThre…"), from each thread's
+ *       {@code schedstat} (nanoseconds on the CPU). Not from {@code stat}'s utime + stime: those are
+ *       USER_HZ ticks, each truncated to 10 ms per thread, and a 10 s window at 100 req/s holds only
+ *       ~200 ms of app CPU, so three compiler threads could read 30-60 ms off (15-30 % of it). Ticks
+ *       only where a kernel has no schedstat; -1 where there is no /proc;</li>
  *   <li>{@code compilerThreads}: how many such threads there were (HotSpot adds and removes them);</li>
  *   <li>{@code compileMs}: HotSpot's own total compilation time ({@link CompilationMXBean}), -1 when
  *       the JVM does not keep it. Wall time inside compilations, not CPU: kept beside it because it
@@ -47,7 +50,7 @@ final class JvmCpu {
     /** {CPU ms of the live C1/C2 compiler threads, their number}; {-1, 0} without /proc. */
     static long[] compilerCpu() {
         if (!Files.isDirectory(TASKS)) return new long[] {-1, 0};
-        long ticks = 0;
+        long nanos = 0;
         int threads = 0;
         try (DirectoryStream<Path> tasks = Files.newDirectoryStream(TASKS)) {
             for (Path task : tasks) {
@@ -63,14 +66,23 @@ final class JvmCpu {
                 if (open < 0 || close < open) continue;
                 String comm = stat.substring(open + 1, close);
                 if (!comm.startsWith("C1 Compiler") && !comm.startsWith("C2 Compiler")) continue;
-                String[] fields = stat.substring(close + 2).split(" ");
-                // after comm: state(0) ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime(11) stime(12)
-                ticks += Long.parseLong(fields[11]) + Long.parseLong(fields[12]);
+                nanos += onCpuNanos(task, stat.substring(close + 2));
                 threads++;
             }
         } catch (IOException | RuntimeException e) {
             return new long[] {-1, 0};
         }
-        return new long[] {ticks * MS_PER_TICK, threads};
+        return new long[] {nanos / 1_000_000, threads};
+    }
+
+    /** A thread's CPU time in ns: schedstat's first field, else stat's utime + stime in ticks. */
+    private static long onCpuNanos(Path task, String statAfterComm) {
+        try {
+            return Long.parseLong(Files.readString(task.resolve("schedstat")).trim().split(" ")[0]);
+        } catch (IOException | RuntimeException e) {
+            // after comm: state(0) ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime(11) stime(12)
+            String[] fields = statAfterComm.split(" ");
+            return (Long.parseLong(fields[11]) + Long.parseLong(fields[12])) * MS_PER_TICK * 1_000_000;
+        }
     }
 }
