@@ -389,22 +389,29 @@ def _prepare(lab, app, cell, d, rec, since_start):
         rec.start_s = since_start()
     rec.app_log, rec.lab_line = (f"logs/{app.log.name}" if app.log else ""), (app.lab_line() or None)
     rec.save(d / "cell.json")
-    if reason is None:
+    # Verified once, at its start: a reused app has just served a whole cell. Its verify call
+    # (?ms=0: a query string the measured request does not have) took other branches all along the
+    # request path, and HotSpot threw that compiled path away in the middle of the warm JVM: the
+    # next cell was measured recompiling it, the compiler 70 % of its CPU (docs/traps.md #37).
+    if reason is None and fresh:
         reason = app.verify(d / "verify.txt", cell)
     if reason is None and fresh:
         pool = int(cell.threads) if cell.thread_per_request else None
         # an open-loop cell warms up like the first wrk setting would (a few connections per thread).
         wt = cell.wrk_threads or min(s.wrk_threads)
         conns = cell.connections or max(wt, min(s.rate, min(s.connections)))
+        # WARMUP=auto warms on the measured request itself, remote-sleep answering fast (loadgens/wrk.py)
+        fault_url = lab.url(s.remote_port, "/fault") if s.backend == "http" and not cell.db_driver else None
         rec.warmup = wrk.warm_up(s, lab.url(s.app_port, cell.scene.warmup_path()), wt, conns, d / "warmup.txt", pool,
-                                 stats_url=app.admin + "/stats")
+                                 stats_url=app.admin + "/stats", measured_url=lab.url(s.app_port, cell.path),
+                                 fault_url=fault_url)
         rec.save(d / "cell.json")
         # A call that started as wrk stopped needs its sleep and a margin; thousands of connections
         # that wrk opened and left also take their time: measured ~7 s for webflux on Netty, 1 loop,
         # at 2,000 on a 2 x Xeon VM (inFlight 148 -> 0), against a wait of 6 s that failed the cell.
         if not procs.wait_drained(app.admin + "/stats", s.sleep_ms // 1000 + 5 + conns // 200):
             reason = "still busy after the warm-up"
-        else:
+        elif s.warmup == "auto":   # after a fixed warm-up the JIT is still busy: its "rest" would be the compiler's
             app.rest = wrk.at_rest(app.admin + "/stats")
     if reason is None:
         rec.rest = app.rest

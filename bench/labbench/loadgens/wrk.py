@@ -98,12 +98,12 @@ def save(url, path):
     return True
 
 
-def warm_up(s, url, wt, conns, out, pool=None, stats_url=None):
+def warm_up(s, url, wt, conns, out, pool=None, stats_url=None, measured_url=None, fault_url=None):
     """An unrecorded wrk run of fast calls before a fresh app's cell: loads classes, JIT-compiles
     the request path and opens connections, and leaves nothing queued behind it (1 s calls would
     leave C requests). A thread-per-request app gets at most one connection per pool thread
-    (`pool`), so no queue forms at all. WARMUP=Ns: N seconds of ?ms=0. WARMUP=auto (with the
-    app's /stats): windows of the same load until the JIT has settled (labbench/warmup.py).
+    (`pool`), so no queue forms at all. WARMUP=Ns: N seconds of `url` (?ms=0). WARMUP=auto (with
+    the app's /stats): windows of fast calls until the JIT has settled (labbench/warmup.py).
     Returns what it did, for the cell's record ({} for none)."""
     if pool is not None and pool < conns:
         conns = pool
@@ -111,7 +111,7 @@ def warm_up(s, url, wt, conns, out, pool=None, stats_url=None):
     seconds = s.warmup_s
     if s.warmup == "auto":
         if stats_url:
-            return auto_warm_up(url, wt, conns, out, stats_url)
+            return auto_warm_up(url, wt, conns, out, stats_url, measured_url, fault_url)
         seconds = warmup.FLOOR_S      # remote-sleep (the calibration) has no jvm object to judge: the rule's floor
     if seconds == 0:
         return {}
@@ -119,23 +119,69 @@ def warm_up(s, url, wt, conns, out, pool=None, stats_url=None):
     return {"mode": "fixed", "seconds": seconds}
 
 
-def auto_warm_up(url, wt, conns, out, stats_url):
-    """WARMUP=auto: wrk windows of WINDOW_S on the warm-up path with a 1 ms backend delay (the answer
-    then comes after the handler has returned, as a measured call's does; ?ms=0 took other
-    branches: docs/traps.md #32), /stats read around each, until warmup.verdict() is not "warming"."""
-    url = url.replace("ms=0", "ms=1")
+# remote-sleep's /fault schedule for one warm-up window, posted as the window starts: every call
+# answered after 1 ms, whatever it asked for; then, for the window's last TAIL_MS, after TAIL_DELAY_MS,
+# so that wrk ends the window with a request in flight on every connection, as it ends every
+# measured window (a 1 s call cannot finish by then). The app then closes connections whose
+# request is still waiting, and writes answers to closed ones, in the warm-up too. Without it
+# HotSpot's compiled request path had never seen that end: the first cell's end hit an uncommon trap
+# in Jetty's parser and threw the whole path away, and the next cell on the same JVM was measured
+# recompiling it (the compiler 71 % of its CPU; docs/traps.md #37).
+TAIL_MS, TAIL_DELAY_MS = 300, 200
+FAST_REMOTE = f"{warmup.WINDOW_S * 1000 - TAIL_MS}ms:delay=1,{TAIL_MS + 1000}ms:delay={TAIL_DELAY_MS}"
+
+
+def auto_warm_up(url, wt, conns, out, stats_url, measured_url=None, fault_url=None):
+    """WARMUP=auto: wrk windows of WINDOW_S of fast calls, /stats read around each, until
+    warmup.verdict() is not "warming".
+
+    The calls are the measured request itself (measured_url) with remote-sleep told to answer
+    every call after 1 ms (its /fault, fault_url): the app then runs exactly the measured code, its
+    branches and its query string included. Warming on `?ms=1` instead sent the app down another
+    branch (the `ms` parameter present); the first measured request hit an uncommon trap, HotSpot
+    threw away the compiled request path and recompiled it inside the measured window, where the
+    compiler then took 52-57 % of the app's CPU (docs/traps.md #37). Without fault_url (BACKEND=postgres:
+    no remote-sleep in the path) it warms on `url` with ?ms=1 and says so."""
+    fast = bool(measured_url and fault_url and fast_remote(fault_url))
+    if fast:
+        url = measured_url
+        how = (f"the measured request, remote-sleep answering after 1 ms ({TAIL_DELAY_MS} ms in each window's "
+               f"last {TAIL_MS} ms: wrk ends it with calls in flight)")
+    else:
+        url, how = url.replace("ms=0", "ms=1"), "the warm-up path with ?ms=1 (another branch than the measured request)"
+    try:
+        return _windows(url, wt, conns, out, stats_url, how, fault_url if fast else None)
+    finally:
+        if fast:
+            try:
+                procs.http(fault_url, method="DELETE")
+            except OSError:
+                pass    # remote-sleep gone: the cell fails on its own
+
+
+def fast_remote(fault_url):
+    """Start FAST_REMOTE at remote-sleep now; False when it does not take it."""
+    try:
+        return procs.http(f"{fault_url}?schedule={FAST_REMOTE}", method="POST")[0] == 200
+    except OSError:
+        return False
+
+
+def _windows(url, wt, conns, out, stats_url, how, fault_url):
     windows, reads = [], [{"t": time.monotonic(), "stats": procs.get_json(stats_url)}]
     while True:
+        if windows and fault_url:
+            fast_remote(fault_url)      # the window's own schedule, from its start
         cmd = ["wrk", "-t", str(wt), "-c", str(conns), "-d", f"{warmup.WINDOW_S}s", url]
         procs.run(cmd, out=out.with_name(f"{out.stem}-{len(windows) + 1:02d}{out.suffix}"))
         reads.append({"t": time.monotonic(), "stats": procs.get_json(stats_url)})
         if reads[-2]["stats"] is None or reads[-1]["stats"] is None or "jvm" not in reads[-1]["stats"]:
             return {"mode": "auto", "outcome": "unknown", "text": "no /stats jvm object to judge the JIT by",
-                    "command": " ".join(cmd), "windows": [w.to_json() for w in windows]}
+                    "command": " ".join(cmd), "how": how, "windows": [w.to_json() for w in windows]}
         windows.append(warmup.window(reads[-2], reads[-1]))
         outcome, text = warmup.verdict(windows)
         if outcome != "warming":
-            return {"mode": "auto", "outcome": outcome, "text": text, "command": " ".join(cmd),
+            return {"mode": "auto", "outcome": outcome, "text": text, "command": " ".join(cmd), "how": how,
                     "seconds": round(sum(w.seconds for w in windows), 1),
                     "requests": sum(w.requests for w in windows), "windows": [w.to_json() for w in windows]}
 
