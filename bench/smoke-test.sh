@@ -28,6 +28,9 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 # Ports of their own, so the smoke test does not collide with a bench running on the defaults.
 export REMOTE_PORT=${REMOTE_PORT:-19100} APP_PORT=${APP_PORT:-19101} ADMIN_PORT=${ADMIN_PORT:-19102}
+# The runs check what a model, a scenario or a report does, not the warm-up: 1 s of it (the
+# default, WARMUP=auto, warms each fresh app 9-60 s); one run below checks WARMUP=auto itself.
+export WARMUP=1s
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/bench-smoke.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 
@@ -267,7 +270,7 @@ export APPS="async-servlet sync-servlet" CONTAINERS="jetty tomcat" THREADS=1 WRK
 bench_run "bench.sh runs the tiny matrix" matrix ./bench.sh
 grep -E '^(\[|== done|   ceiling)' "$TMP/matrix.out" | sed 's/^/       /'   # its progress lines
 RUN="$TMP/results/latest"
-unset APPS CONTAINERS THREADS WRK_THREADS CONNECTIONS DURATION SLEEP_MS WARMUP RESULTS_DIR REPEAT
+unset APPS CONTAINERS THREADS WRK_THREADS CONNECTIONS DURATION SLEEP_MS RESULTS_DIR REPEAT
 
 files_exist() {
     local f
@@ -402,6 +405,31 @@ assert 'profiler=' in c['lab_line'], c['lab_line']
 assert c['profile_samples'] >= 10 and abs(sum(c['cpu_layers'].values()) - 100.0) < 0.05, c['cpu_layers']
 assert os.path.getsize('$TMP/vn/latest/' + c['flame_graph']) > 1000, c['flame_graph']"
 check "results.md has the CPU-by-layer row" grep -q '^| webflux | netty | 1 | reactor-netty | ' "$TMP/vn/latest/results.md"
+
+# warm_cell RUN_DIR: WARMUP=auto warmed the fresh app on the measured request itself (remote-sleep
+# answering fast through its /fault, which is over by the measured window), reached a named outcome,
+# read the app's CPU at rest, and results.md prices a request (load ms/req) or says why not.
+warm_cell() {
+    python3 - "$1" <<'EOF2'
+import json, sys
+run = sys.argv[1]
+c = json.load(open(run + "/results.json"))["cells"][0]
+rec = json.load(open(run + "/cells/" + sorted(__import__("os").listdir(run + "/cells"))[0] + "/cell.json"))
+w = rec["warmup"]
+print({k: w.get(k) for k in ("outcome", "text", "seconds", "how")}, rec["rest"], c["cpu_ms_per_request_load"], c["cpu_load_note"])
+assert c["status"] == "ok" and c["warmup_mode"] == "auto" and w["outcome"] in ("settled", "no steady state"), w
+assert w["how"].startswith("the measured request") and w["command"].endswith("/call"), w["command"]
+assert len(w["windows"]) >= 3 and 2.5 <= rec["rest"]["seconds"] <= 5, rec["rest"]
+assert (c["cpu_ms_per_request_load"] or 0) > 0 or c["cpu_load_note"], c
+assert c["p50_ms"] >= 190, c["p50_ms"]     # the measured calls waited SLEEP_MS=200: the fast remote was over
+EOF2
+}
+section "WARMUP=auto (1 cell + 1 calibration: a warm-up of 9-60 s, about 30 s)"
+bench_run "WARMUP=auto warms async-servlet on the measured request until its JIT settles" auto env WARMUP=auto \
+    APPS=async-servlet CONTAINERS=jetty THREADS=1 WRK_THREADS=10 CONNECTIONS=10 DURATION=2s SLEEP_MS=200 \
+    RESULTS_DIR="$TMP/auto" ./bench.sh
+check "the auto warm-up: a named outcome, the measured path, the rest read, remote-sleep back to its delay" warm_cell "$TMP/auto/latest"
+check "results.md has the load ms/req column" grep -q '| load ms/req |' "$TMP/auto/latest/results.md"
 
 section "open loop: vegeta at a constant rate, on Jetty's client (1 cell + 1 calibration, about 20 s; builds vegeta once)"
 bench_run "LOADGEN=vegeta CLIENT=jetty runs and writes its figures" vegeta env APPS=async-servlet CONTAINERS=jetty THREADS=1 WRK_THREADS=10 \

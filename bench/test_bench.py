@@ -32,7 +32,7 @@ class SettingsTest(unittest.TestCase):
         self.assertEqual(len(cells), 6 * 2 * 3 * 2 + 2 * 2)    # + webflux on netty with 1 and 200 event loops
         self.assertEqual(len(left_out), 2, left_out)
         self.assertEqual(s.scenarios, ["call"])
-        self.assertEqual((s.duration_s, s.wrk_timeout_s, s.warmup_s), (10, 30, 1))
+        self.assertEqual((s.duration_s, s.wrk_timeout_s, s.warmup, s.warmup_s), (10, 30, "auto", 0))
         self.assertEqual(s.slow_bytes_for("slow-upload"), 4096)
         self.assertEqual(s.slow_bytes_for("slow-download"), 16777216)
 

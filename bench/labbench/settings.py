@@ -29,7 +29,7 @@ CORE_DEFAULTS = {
     "DURATION": "10s",         # wrk -d for every measured cell
     "SLEEP_MS": "1000",        # remote-sleep's delay: what every request waits for
     "WRK_TIMEOUT": "",         # wrk --timeout; empty = DURATION + 20 s (see below)
-    "WARMUP": "1s",            # unrecorded warm-up of a freshly started app (fast calls); 0 = none; auto = until the JIT settled
+    "WARMUP": "auto",          # unrecorded warm-up of a freshly started app: auto = fast calls until its JIT settled; Ns = N s of them; 0 = none
     "REMOTE_PORT": "9000",
     "APP_PORT": "8080",
     "ADMIN_PORT": "8081",
