@@ -12,6 +12,7 @@ vegeta itself never caps the test; -timeout is the cell's wrk --timeout, above t
 import json
 import math
 import subprocess
+import time
 from datetime import datetime, timezone
 
 from .. import procs
@@ -42,17 +43,22 @@ def measure(vegeta, cell_dir, url, rate, duration_s, timeout_s, sleep_ms, stats_
     targets.write_text(f"GET {url}\n")
     cmd = command(vegeta, targets, rate, duration_s, timeout_s, sleep_ms, binary)
     print(f"  $ {' '.join(map(str, cmd))}")
-    box0 = procs.box_ticks()
+    jvm0 = (procs.get_json(stats_url) or {}).get("jvm") if stats_url else None   # the JIT's share of the window
+    box0, t0 = procs.box_ticks(), time.monotonic()
     rc = procs.run([str(c) for c in cmd], out=cell_dir / "vegeta.txt")
+    stats = None
     if stats_url:
         stats = procs.get_json(stats_url)
         if stats is None:
             return "GET /stats failed after vegeta", {}
         (cell_dir / "stats.json").write_text(json.dumps(stats))
-    box1 = procs.box_ticks()
+    box1, t1 = procs.box_ticks(), time.monotonic()
     busy, total = box1[0] - box0[0], box1[1] - box0[1]
     measured = {"vegeta_command": " ".join(map(str, cmd)), "vegeta_exit": rc,
-                "cpu_box_pct": round(100 * busy / total if total else 0, 1)}
+                "cpu_box_pct": round(100 * busy / total if total else 0, 1), "cpu_window_s": round(t1 - t0, 2)}
+    jvm1 = (stats or {}).get("jvm")
+    if jvm0 and jvm1:
+        measured.update(jvm_cpu_ms=jvm1["cpuMs"] - jvm0["cpuMs"], jvm_compiler_cpu_ms=jvm1["compilerCpuMs"] - jvm0["compilerCpuMs"])
     if rc != 0 or not binary.exists():
         return f"vegeta attack failed (exit {rc}, see vegeta.txt)", measured
     report = subprocess.run([vegeta, "report", "-type=json", str(binary)], capture_output=True, text=True)

@@ -149,8 +149,15 @@ def auto_warm_up(url, wt, conns, out, stats_url, measured_url=None, fault_url=No
                f"last {TAIL_MS} ms: wrk ends it with calls in flight)")
     else:
         url, how = url.replace("ms=0", "ms=1"), "the warm-up path with ?ms=1 (another branch than the measured request)"
+    path = "/" + url.split("/", 3)[3]      # http://host:port/path?query
+    print(f"  warming up: {path} in {warmup.WINDOW_S} s windows "
+          f"until the JIT settles ({warmup.FLOOR_S}-{warmup.CAP_S} s) …", flush=True)
     try:
-        return _windows(url, wt, conns, out, stats_url, how, fault_url if fast else None)
+        done = _windows(url, wt, conns, out, stats_url, how, fault_url if fast else None)
+        last = (done.get("windows") or [{}])[-1]
+        print(f"  warm-up: {done['text']} ({done.get('requests', 0):,} requests; the compiler "
+              f"{last.get('jit_pct')} % of the app's CPU in the last window)", flush=True)
+        return done
     finally:
         if fast:
             try:
