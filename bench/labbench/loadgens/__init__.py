@@ -28,6 +28,15 @@ class LoadGen:
         return None
 
 
+def jvm_figures(jvm0, jvm1):
+    """The app's CPU and its compiler threads' over a window, from /stats' jvm object read before
+    and after it (issue 26): the cell's JIT share and load ms/req come from these. {} when either
+    read had none."""
+    if not (jvm0 and jvm1):
+        return {}
+    return {"jvm_cpu_ms": jvm1["cpuMs"] - jvm0["cpuMs"], "jvm_compiler_cpu_ms": jvm1["compilerCpuMs"] - jvm0["compilerCpuMs"]}
+
+
 from . import pgbench, probe, vegeta, wrk  # noqa: E402  (they subclass LoadGen above)
 
 ALL = [wrk.LOADGEN, vegeta.LOADGEN, probe.LOADGEN, pgbench.LOADGEN]

@@ -16,7 +16,7 @@ import time
 from datetime import datetime, timezone
 
 from .. import procs
-from . import LoadGen
+from . import LoadGen, jvm_figures
 from ..report.fmt import f_int, f_lat, f_pct, f_rps, num, read_json
 
 
@@ -56,9 +56,7 @@ def measure(vegeta, cell_dir, url, rate, duration_s, timeout_s, sleep_ms, stats_
     busy, total = box1[0] - box0[0], box1[1] - box0[1]
     measured = {"vegeta_command": " ".join(map(str, cmd)), "vegeta_exit": rc,
                 "cpu_box_pct": round(100 * busy / total if total else 0, 1), "cpu_window_s": round(t1 - t0, 2)}
-    jvm1 = (stats or {}).get("jvm")
-    if jvm0 and jvm1:
-        measured.update(jvm_cpu_ms=jvm1["cpuMs"] - jvm0["cpuMs"], jvm_compiler_cpu_ms=jvm1["compilerCpuMs"] - jvm0["compilerCpuMs"])
+    measured.update(jvm_figures(jvm0, (stats or {}).get("jvm")))
     if rc != 0 or not binary.exists():
         return f"vegeta attack failed (exit {rc}, see vegeta.txt)", measured
     report = subprocess.run([vegeta, "report", "-type=json", str(binary)], capture_output=True, text=True)

@@ -5,7 +5,7 @@ import resource
 import time
 
 from .. import procs, warmup
-from . import LoadGen
+from . import LoadGen, jvm_figures
 from ..checks import seconds_of
 from ..report.fmt import ms, read_json
 from ..steady import steady_rate
@@ -55,8 +55,7 @@ def measure(s, cell_dir, url, wt, conns, remote, app=None, stats_url=None, timeo
         measured.update(cpu_app_s=round((app1 - app0) / procs.CLK_TCK, 2), peak_rss_kb=peaks[0],
                         peak_os_threads=peaks[1], resource_samples=sampler.samples)
     jvm1 = (read_json(cell_dir / "stats.json") or {}).get("jvm") if stats_url else None
-    if jvm0 and jvm1:
-        measured.update(jvm_cpu_ms=jvm1["cpuMs"] - jvm0["cpuMs"], jvm_compiler_cpu_ms=jvm1["compilerCpuMs"] - jvm0["compilerCpuMs"])
+    measured.update(jvm_figures(jvm0, jvm1))
     wrk_json = cell_dir / "wrk.json"
     if not wrk_json.exists() or wrk_json.stat().st_size == 0:
         return f"wrk gave no result (exit {rc}, see wrk.txt)", measured
@@ -200,14 +199,13 @@ def at_rest(stats_url, seconds=REST_S):
     """The app's CPU with no load at all for `seconds`, after its warm-up (issue 26): what the JVM
     spends on its own (GC threads, timers, selectors, the compiler's leftovers), so that a cell can
     say what the load added per request. {} when /stats has no jvm object."""
-    before = procs.get_json(stats_url)
-    t0 = time.monotonic()
+    before = {"t": time.monotonic(), "stats": procs.get_json(stats_url)}
     time.sleep(seconds)
-    after, t1 = procs.get_json(stats_url), time.monotonic()
-    if not (before and after and "jvm" in before and "jvm" in after):
+    after = {"t": time.monotonic(), "stats": procs.get_json(stats_url)}
+    if not all(r["stats"] and "jvm" in r["stats"] for r in (before, after)):
         return {}
-    return {"seconds": round(t1 - t0, 2), "cpu_ms": after["jvm"]["cpuMs"] - before["jvm"]["cpuMs"],
-            "compiler_cpu_ms": after["jvm"]["compilerCpuMs"] - before["jvm"]["compilerCpuMs"]}
+    w = warmup.window(before, after)
+    return {"seconds": round(w.seconds, 2), "cpu_ms": w.cpu_ms, "compiler_cpu_ms": w.compiler_cpu_ms}
 
 
 def wrk_fields(wrk, duration_s):
