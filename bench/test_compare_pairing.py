@@ -137,7 +137,7 @@ class PairingTest(unittest.TestCase):
                       "- call · async-servlet · jetty · -t10 -c100: threads 200 → 8: 98.2 → 99.2 req/s (bound 100), "
                       "p99 1062 → 1052 ms: same\n", out)
         self.assertIn("**2 pairs across B's change: 1 same, 0 better, 1 worse beyond the noise**", out)
-        self.assertIn("Only in A:\n- call: webflux jetty threads=1 -t10 -c100\n", out)     # APPS narrowed
+        self.assertIn("Only in A:\n- call: webflux jetty threads=1/200 -t10 -c100 (2 cells)\n", out)   # APPS narrowed: a line per app
         self.assertNotIn("threads=200", out.split("Only in A:")[1].split("webflux")[0])
 
     def test_one_to_one_across_containers(self):

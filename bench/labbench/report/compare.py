@@ -628,9 +628,27 @@ def main(argv):
     for name, keys in (("Only in A", only_a), ("Only in B", only_b)):
         if keys:
             print(f"\n{name}:")
-            for k in keys:
-                print(f"- {k[0]}: {app_text(k)} {k[3]} threads={k[4]} {load_text(k)}")
+            print("\n".join(only_lines(keys)))
     return 0
+
+
+def only_lines(keys):
+    """The cells of one run only, a line per scenario and app (a narrowed APPS or CONTAINERS leaves
+    dozens): its containers, threads and loads as alternatives, and how many cells that is."""
+    groups = {}
+    for k in keys:
+        groups.setdefault((k[0], app_text(k)), []).append(k)
+    lines = []
+    for (scenario, app), ks in groups.items():
+        def alt(texts):
+            return "/".join(dict.fromkeys(texts))
+        text = f"- {scenario}: {app} {alt(k[3] for k in ks)} threads={alt(str(k[4]) for k in ks)} "
+        if all(k[1] == "vegeta" for k in ks):
+            text += "vegeta (open loop)"
+        else:
+            text += " ".join(alt(part) for part in zip(*(load_text(k).split(" ", 1) for k in ks)))
+        lines.append(text + (f" ({len(ks)} cells)" if len(ks) > 1 else ""))
+    return lines
 
 
 def print_table(rows):
