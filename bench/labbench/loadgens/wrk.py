@@ -122,10 +122,10 @@ def warm_up(s, url, wt, conns, out, pool=None, stats_url=None, measured_url=None
 # answered after 1 ms, whatever it asked for; then, for the window's last TAIL_MS, after TAIL_DELAY_MS,
 # so that wrk ends the window with a request in flight on every connection, as it ends every
 # measured window (a 1 s call cannot finish by then). The app then closes connections whose
-# request is still waiting, and writes answers to closed ones, in the warm-up too. Without it
-# HotSpot's compiled request path had never seen that end: the first cell's end hit an uncommon trap
-# in Jetty's parser and threw the whole path away, and the next cell on the same JVM was measured
-# recompiling it (the compiler 71 % of its CPU; docs/traps.md #37).
+# request is still waiting, and writes answers to closed ones, in the warm-up too, so that this
+# end of a window is in the profile HotSpot compiles from. Put in while hunting the uncommon traps of
+# docs/traps.md #37, whose cause turned out to be the verify call; what the tail alone is worth was
+# not measured: every sample since ran with it.
 TAIL_MS, TAIL_DELAY_MS = 300, 200
 FAST_REMOTE = f"{warmup.WINDOW_S * 1000 - TAIL_MS}ms:delay=1,{TAIL_MS + 1000}ms:delay={TAIL_DELAY_MS}"
 
