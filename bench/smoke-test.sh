@@ -14,7 +14,7 @@
 # JDK < 21 SKIPPED naming JDK 21) and webflux on Netty's 1 event loop (>= 30 %, 1 handler thread),
 # each cell with a CPU profile (PROFILE=1: layers summing to 100 %, a flame graph);
 # vegeta's open loop; slow-upload and slow-download (nio-servlet keeps serving: >= 2x sync-servlet and >= 20 % of the ceiling;
-# sync-servlet does not); fan-out. After every run: no line starting with WARNING or ERROR and no
+# sync-servlet does not); fan-out; one WARMUP=auto run (the others use 1 s). After every run: no line starting with WARNING or ERROR and no
 # Traceback in its output, and 0 errors (connect, read, write, non-2xx status) and 0 timeouts in
 # every ok wrk cell. `make sweep` runs on a tiny sweep (2 levels x 2 variants, 2 s cells): its
 # tables, knee line and chart files. shellcheck when it is installed.
