@@ -97,6 +97,13 @@ class Report(unittest.TestCase):
         self.assertEqual("99.0 % · 1 thr.", verdict_text([self.cell("a", 1.0)]))
         self.assertEqual("", jit_line({"cells": [dict(self.cell("a", None))]}))   # a run before it
 
+    def test_the_first_screen_counts_the_cells_too_small_to_price(self):
+        # a 1-thread sync app: under 100 ms of CPU, so no JIT share, but its "few" still counts
+        priced = dict(self.cell("a", 2.0), cpu_ms_per_request_load=0.12, cpu_rest_ms_per_s=3.0)
+        few = dict(self.cell("s", None), cpu_rest_ms_per_s=6.6, cpu_load_note="too few requests (10) to price one")
+        line = jit_line({"cells": [priced, few]})
+        self.assertIn("and less the JVM at rest (3.0–6.6 CPU ms/s) 0.120–0.120 (1 cell with too few requests to price one)", line)
+
 
 class LoadPrice(unittest.TestCase):
     """CPU per request less the compiler and the JVM at rest (report/figures.py: load_fields)."""

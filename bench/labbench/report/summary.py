@@ -120,7 +120,7 @@ def jit_line(run):
     line = (f"JIT compiler's share of the app's CPU in the measured windows: median **{shares[len(shares) // 2]:.1f} %**, "
             f"highest {top['jit_pct']:.1f} % ({top['app']} {top['container']} threads={top['threads']})"
             + (f"; CPU ms/req without the compiler's threads {lean[0]:.3f}–{lean[-1]:.3f}" if lean else "")
-            + load_part(ran) + "; "
+            + load_part([c for c in run["cells"] if c["status"] == "ok"]) + "; "
             + (f"{cold} of {len(ran)} cells above {JIT_WARM:g} % (⚠ JIT in the verdict): their CPU figures are partly the compiler's.\n"
                if cold else f"every cell at most {JIT_WARM:g} %: the CPU figures are a warm JVM's.\n"))
     auto = [c for c in run["cells"] if c.get("warmup_mode") == "auto"]
@@ -135,7 +135,8 @@ def jit_line(run):
 
 def load_part(ran):
     """The CPU the load itself added per request (less the compiler and the JVM at rest), and the
-    cells where too few requests came to price one."""
+    cells where too few requests came to price one. Over every ok cell, not only those with a JIT
+    share: the cells too small to price are mostly too small for a share too."""
     load = sorted(c["cpu_ms_per_request_load"] for c in ran if c.get("cpu_ms_per_request_load") is not None)
     rest = sorted(c["cpu_rest_ms_per_s"] for c in ran if c.get("cpu_rest_ms_per_s") is not None)
     few = sum(1 for c in ran if c.get("cpu_load_note"))
