@@ -46,6 +46,17 @@ class Rule(unittest.TestCase):
         self.assertFalse(warmup.settled(w))                              # 0.25 / 0.19: 32 % apart
         self.assertTrue(warmup.settled(w + series([2, 2], cost_ms=[0.19, 0.192])))
 
+    def test_a_dearer_window_with_a_quiet_compiler_is_noise_not_warming(self):
+        # measured (async-servlet, Jetty, 1 thread, 100 connections, 3 s windows): the compiler quiet
+        # from the 5th window, CPU per request then 0.0494, 0.0486, 0.0526 (+8 %: the box), 0.0761
+        # (a 4.2 % compile), 0.0507 ...: the JIT had settled by the 7th window
+        w = series([42.9, 39.3, 45.3, 15.5, 2.1, 2.1, 1.4, 4.2, 0.4],
+                   cost_ms=[0.3252, 0.1582, 0.1233, 0.0575, 0.0494, 0.0486, 0.0526, 0.0761, 0.0507])
+        self.assertEqual(["warming"] * 6 + ["settled"] * 3, self.outcome(w))
+        # a fall of more than 5 % is still the JIT at work, however quiet the compiler
+        self.assertFalse(warmup.settled(series([2, 2, 2], cost_ms=[0.100, 0.099, 0.094])))
+        self.assertTrue(warmup.settled(series([2, 2, 2], cost_ms=[0.100, 0.099, 0.096])))
+
     def test_unknown_shares_never_count_as_settled(self):
         retired = Window(3.0, 30_000, 6000, -40)      # a compiler thread ended: its CPU left /proc
         idle = Window(3.0, 0, 50, 0)                  # no request: no CPU per request
@@ -121,8 +132,18 @@ class LoadPrice(unittest.TestCase):
         # a 1-thread sync app: 10 requests add 20 ms to the 80 ms the JVM spends at rest
         f = load_fields(self.record(100, 0), 10)
         self.assertIsNone(f["cpu_ms_per_request_load"])
-        self.assertEqual("too few requests (10) to price one: the load added 20 ms of CPU to the 80 ms the JVM "
+        self.assertEqual("too few requests (10) to price one: the load added 20 ms of CPU to the 80 ms (± 33) the JVM "
                          "spends at rest over 10 s", f["cpu_load_note"])
+
+    def test_a_rest_that_read_zero_still_has_its_ticks(self):
+        # measured: a 1-thread sync app, 9 requests adding 26 ms over a 3 s rest that read 0 ticks;
+        # 26 ms is inside the 33 ms one tick per 3 s can hide over a 10 s window
+        f = load_fields(self.record(26, 0, rest={"seconds": 3.0, "cpu_ms": 0, "compiler_cpu_ms": 0}), 9)
+        self.assertIsNone(f["cpu_ms_per_request_load"])
+        self.assertIn("the load added 26 ms of CPU to the 0 ms (± 33)", f["cpu_load_note"])
+        # a priced cell: 1,000 requests adding 150 ms
+        self.assertEqual(0.15, load_fields(self.record(150, 0, rest={"seconds": 3.0, "cpu_ms": 0, "compiler_cpu_ms": 0}),
+                                           1000)["cpu_ms_per_request_load"])
 
     def test_no_rest_reading_no_figure(self):
         self.assertEqual({"cpu_rest_ms_per_s": None, "cpu_ms_per_request_load": None, "cpu_load_note": None},

@@ -250,9 +250,10 @@ class App:
     def can_reuse(self, cell):
         """Only the same app, container and pool, and only once nothing is in flight (docs/traps.md
         #6). A thread-per-request app that had more connections than threads still has the
-        excess queued in its container (a 1-thread app: ~C requests x sleep), so restarting it
-        is faster than draining it; anything else drains within one sleep. An app that served
-        slow clients is never reused: its queue and connections may be in any state."""
+        excess queued in its container (a 1-thread app: ~C requests x sleep): it is drained with
+        remote-sleep answering at once (drain_queue), or restarted; anything else drains within one
+        sleep. An app that served slow clients is never reused: its queue and connections may be in
+        any state."""
         if self.proc is None or self.key != cell.app_key or self.had_side_load or not procs.alive(self.proc):
             return False
         if cell.variant:
@@ -260,8 +261,28 @@ class App:
             # and threads are then that level's alone, not what an earlier level left behind.
             return False
         if cell.thread_per_request and self.last_conns > int(cell.threads):
-            return False
+            return self.drain_queue(cell)
         return procs.wait_drained(self.admin + "/stats", self.lab.s.sleep_ms // 1000 + 2)
+
+    def drain_queue(self, cell):
+        """Drain what a thread-per-request app still has queued after a cell with more connections
+        than threads: wrk closed them, but the container serves each queued request, one pool thread
+        at a time and a whole backend call each (a 1-thread app at 100 connections: ~99 s). With
+        remote-sleep told to answer at once the queue empties in well under a second, and the warm
+        JVM is reused: before this, each 1-thread sync app was started and warmed up again for its
+        second wrk setting (~70 s each, 4 in the default matrix). The calls already waiting at
+        remote-sleep keep their delay (decided at arrival). False (restart it) where the backend is
+        not remote-sleep, or it did not drain."""
+        fault, s = fault_url(self.lab, cell), self.lab.s
+        if fault is None or not wrk.fast_remote(fault, f"{s.sleep_ms + 10_000}ms:delay=0"):
+            return False
+        try:
+            return procs.wait_drained(self.admin + "/stats", s.sleep_ms // 1000 + 5)
+        finally:
+            try:
+                procs.http(fault, method="DELETE")
+            except OSError:
+                pass      # remote-sleep gone: the cell fails on its own
 
     def start(self, cell):
         """Start the app for a cell and wait until it answers: None, or why not."""
@@ -330,6 +351,11 @@ class App:
         if self.log is None:
             return ""
         return next((line for line in procs.read_lines(self.log) if line.startswith("lab: ")), "")
+
+
+def fault_url(lab, cell):
+    """remote-sleep's /fault where the cell's backend is remote-sleep; None for a database cell."""
+    return lab.url(lab.s.remote_port, "/fault") if lab.s.backend == "http" and not cell.db_driver else None
 
 
 def run_cell(lab, app, cell):
@@ -401,10 +427,9 @@ def _prepare(lab, app, cell, d, rec, since_start):
         wt = cell.wrk_threads or min(s.wrk_threads)
         conns = cell.connections or max(wt, min(s.rate, min(s.connections)))
         # WARMUP=auto warms on the measured request itself, remote-sleep answering fast (loadgens/wrk.py)
-        fault_url = lab.url(s.remote_port, "/fault") if s.backend == "http" and not cell.db_driver else None
         rec.warmup = wrk.warm_up(s, lab.url(s.app_port, cell.scene.warmup_path()), wt, conns, d / "warmup.txt", pool,
                                  stats_url=app.admin + "/stats", measured_url=lab.url(s.app_port, cell.path),
-                                 fault_url=fault_url)
+                                 fault_url=fault_url(lab, cell))
         rec.save(d / "cell.json")
         # A call that started as wrk stopped needs its sleep and a margin; thousands of connections
         # that wrk opened and left also take their time: measured ~7 s for webflux on Netty, 1 loop,

@@ -104,13 +104,20 @@ def warm_up(s, url, wt, conns, out, pool=None, stats_url=None, measured_url=None
     (`pool`), so no queue forms at all. WARMUP=Ns: N seconds of `url` (?ms=0). WARMUP=auto (with
     the app's /stats): windows of fast calls until the JIT has settled (labbench/warmup.py).
     Returns what it did, for the cell's record ({} for none)."""
-    if pool is not None and pool < conns:
+    pool_limited = pool is not None and pool < conns
+    if pool_limited:
         conns = pool
         wt = min(wt, conns)
     seconds = s.warmup_s
     if s.warmup == "auto":
         if stats_url:
-            return auto_warm_up(url, wt, conns, out, stats_url, measured_url, fault_url)
+            # A pool-limited app's threads each wait the backend's whole answer time (one connection
+            # per thread): at 1 ms a 1-thread sync app served ~650 req/s and its JIT took 61 s to settle
+            # (6 of the 8 in the default matrix hit the cap); answered at once, 4,800 req/s and 21 s.
+            # The others are CPU-bound at 1 ms already (14,000-20,000 req/s on 2 cores) and keep it: their
+            # client then always waits on its answer, as in the measured window.
+            return auto_warm_up(url, wt, conns, out, stats_url, measured_url, fault_url,
+                                fast_ms=0 if pool_limited else 1)
         seconds = warmup.FLOOR_S      # remote-sleep (the calibration) has no jvm object to judge: the rule's floor
     if seconds == 0:
         return {}
@@ -119,7 +126,7 @@ def warm_up(s, url, wt, conns, out, pool=None, stats_url=None, measured_url=None
 
 
 # remote-sleep's /fault schedule for one warm-up window, posted as the window starts: every call
-# answered after 1 ms, whatever it asked for; then, for the window's last TAIL_MS, after TAIL_DELAY_MS,
+# answered after 1 ms (0 for a pool-limited app, warm_up), whatever it asked for; then, for the window's last TAIL_MS, after TAIL_DELAY_MS,
 # so that wrk ends the window with a request in flight on every connection, as it ends every
 # measured window (a 1 s call cannot finish by then). The app then closes connections whose
 # request is still waiting, and writes answers to closed ones, in the warm-up too, so that this
@@ -127,10 +134,13 @@ def warm_up(s, url, wt, conns, out, pool=None, stats_url=None, measured_url=None
 # docs/traps.md #37, whose cause turned out to be the verify call; what the tail alone is worth was
 # not measured: every sample since ran with it.
 TAIL_MS, TAIL_DELAY_MS = 300, 200
-FAST_REMOTE = f"{warmup.WINDOW_S * 1000 - TAIL_MS}ms:delay=1,{TAIL_MS + 1000}ms:delay={TAIL_DELAY_MS}"
 
 
-def auto_warm_up(url, wt, conns, out, stats_url, measured_url=None, fault_url=None):
+def fast_schedule(delay_ms):
+    return f"{warmup.WINDOW_S * 1000 - TAIL_MS}ms:delay={delay_ms},{TAIL_MS + 1000}ms:delay={TAIL_DELAY_MS}"
+
+
+def auto_warm_up(url, wt, conns, out, stats_url, measured_url=None, fault_url=None, fast_ms=1):
     """WARMUP=auto: wrk windows of WINDOW_S of fast calls, /stats read around each, until
     warmup.verdict() is not "warming".
 
@@ -141,10 +151,11 @@ def auto_warm_up(url, wt, conns, out, stats_url, measured_url=None, fault_url=No
     threw away the compiled request path and recompiled it inside the measured window, where the
     compiler then took 52-57 % of the app's CPU (docs/traps.md #37). Without fault_url (BACKEND=postgres:
     no remote-sleep in the path) it warms on `url` with ?ms=1 and says so."""
-    fast = bool(measured_url and fault_url and fast_remote(fault_url))
+    schedule = fast_schedule(fast_ms)
+    fast = bool(measured_url and fault_url and fast_remote(fault_url, schedule))
     if fast:
         url = measured_url
-        how = (f"the measured request, remote-sleep answering after 1 ms ({TAIL_DELAY_MS} ms in each window's "
+        how = (f"the measured request, remote-sleep answering after {fast_ms} ms ({TAIL_DELAY_MS} ms in each window's "
                f"last {TAIL_MS} ms: wrk ends it with calls in flight)")
     else:
         url, how = url.replace("ms=0", "ms=1"), "the warm-up path with ?ms=1 (another branch than the measured request)"
@@ -152,7 +163,7 @@ def auto_warm_up(url, wt, conns, out, stats_url, measured_url=None, fault_url=No
     print(f"  warming up: {path} in {warmup.WINDOW_S} s windows "
           f"until the JIT settles ({warmup.FLOOR_S}-{warmup.CAP_S} s) …", flush=True)
     try:
-        done = _windows(url, wt, conns, out, stats_url, how, fault_url if fast else None)
+        done = _windows(url, wt, conns, out, stats_url, how, fault_url if fast else None, schedule)
         last = (done.get("windows") or [{}])[-1]
         print(f"  warm-up: {done['text']} ({done.get('requests', 0):,} requests; the compiler "
               f"{last.get('jit_pct')} % of the app's CPU in the last window)", flush=True)
@@ -165,19 +176,19 @@ def auto_warm_up(url, wt, conns, out, stats_url, measured_url=None, fault_url=No
                 pass    # remote-sleep gone: the cell fails on its own
 
 
-def fast_remote(fault_url):
-    """Start FAST_REMOTE at remote-sleep now; False when it does not take it."""
+def fast_remote(fault_url, schedule):
+    """Start a fault schedule at remote-sleep now; False when it does not take it."""
     try:
-        return procs.http(f"{fault_url}?schedule={FAST_REMOTE}", method="POST")[0] == 200
+        return procs.http(f"{fault_url}?schedule={schedule}", method="POST")[0] == 200
     except OSError:
         return False
 
 
-def _windows(url, wt, conns, out, stats_url, how, fault_url):
+def _windows(url, wt, conns, out, stats_url, how, fault_url, schedule):
     windows, reads = [], [{"t": time.monotonic(), "stats": procs.get_json(stats_url)}]
     while True:
         if windows and fault_url:
-            fast_remote(fault_url)      # the window's own schedule, from its start
+            fast_remote(fault_url, schedule)      # the window's own schedule, from its start
         cmd = ["wrk", "-t", str(wt), "-c", str(conns), "-d", f"{warmup.WINDOW_S}s", url]
         procs.run(cmd, out=out.with_name(f"{out.stem}-{len(windows) + 1:02d}{out.suffix}"))
         reads.append({"t": time.monotonic(), "stats": procs.get_json(stats_url)})

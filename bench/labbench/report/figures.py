@@ -209,11 +209,16 @@ def jit_fields(r, requests):
     }
 
 
+CPU_TICK_MS = 10      # /proc/PID/stat's unit (USER_HZ = 100), which the app's cpuMs comes in
+
+
 def load_fields(r, requests):
     """CPU per request that is the request's (issue 26): the app's CPU over the window less its
     compiler threads' and less what the same JVM spent at rest (no load, after its warm-up:
     r.rest) over as many seconds. Where the load added less CPU than the JVM spends at rest over
-    the window (a 1-thread sync app at 1 req/s), the difference is noise: no figure, a reason."""
+    the window, plus what that reading can be off by (the process's CPU comes in 10 ms ticks: over
+    a 3 s rest, 33 ms in a 10 s window), the difference is noise (a 1-thread sync app at 1 req/s:
+    26 ms over a rest that read 0): no figure, a reason."""
     m, rest = r.measured, r.rest or {}
     cpu, compiler, window_s = m.get("jvm_cpu_ms"), m.get("jvm_compiler_cpu_ms"), m.get("cpu_window_s")
     if not rest.get("seconds") or cpu is None or compiler is None or compiler < 0 or not window_s:
@@ -221,9 +226,10 @@ def load_fields(r, requests):
     rest_rate = max(0.0, rest["cpu_ms"] - max(0, rest["compiler_cpu_ms"])) / rest["seconds"]
     at_rest = rest_rate * window_s
     added = cpu - compiler - at_rest
-    if not requests or added < at_rest:
+    off_by = CPU_TICK_MS / rest["seconds"] * window_s
+    if not requests or added < at_rest + off_by:
         note = (f"too few requests ({requests or 0}) to price one: the load added {max(added, 0):.0f} ms of CPU "
-                f"to the {at_rest:.0f} ms the JVM spends at rest over {window_s:g} s")
+                f"to the {at_rest:.0f} ms (± {off_by:.0f}) the JVM spends at rest over {window_s:g} s")
         return {"cpu_rest_ms_per_s": round(rest_rate, 1), "cpu_ms_per_request_load": None, "cpu_load_note": note}
     return {"cpu_rest_ms_per_s": round(rest_rate, 1), "cpu_ms_per_request_load": round(added / requests, 3),
             "cpu_load_note": None}
