@@ -107,6 +107,10 @@ class Report(unittest.TestCase):
         self.assertEqual("99.0 % ⚠ JIT 22 % ⚠ no steady state · 1 thr.", verdict_text([self.cell("c", 22.5, "no steady state")]))
         self.assertEqual("99.0 % · 1 thr.", verdict_text([self.cell("a", 1.0)]))
         self.assertEqual("", jit_line({"cells": [dict(self.cell("a", None))]}))   # a run before it
+        # the sweep warms its reused JVM again at each level: those are warm-ups, not fresh apps
+        again = dict(self.cell("a", 1.0, seconds=9.0), app_start="reused")
+        self.assertIn("Warm-up (WARMUP=auto): 2 of 2 warm-ups (1 of fresh apps, 1 of a sweep's app again at its "
+                      "next level) settled, after a median 12 s.", jit_line({"cells": [self.cell("a", 1.0), again]}))
 
     def test_the_first_screen_counts_the_cells_too_small_to_price(self):
         # a 1-thread sync app: under 100 ms of CPU, so no JIT share, but its "few" still counts

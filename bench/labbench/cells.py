@@ -245,6 +245,7 @@ class App:
         self.last_conns = 0        # wrk -c of its last cell
         self.had_side_load = False
         self.rest = {}             # its CPU at rest after its warm-up (wrk.at_rest)
+        self.warm_conns = 0        # the connections its last warm-up ran at
         self.admin = lab.url(lab.s.admin_port, "")
 
     def can_reuse(self, cell):
@@ -256,9 +257,11 @@ class App:
         any state."""
         if self.proc is None or self.key != cell.app_key or self.had_side_load or not procs.alive(self.proc):
             return False
-        if cell.variant:
-            # The sweep starts every level on a fresh JVM, warmed up at that level: its peak RSS
-            # and threads are then that level's alone, not what an earlier level left behind.
+        if cell.variant and cell.connections < self.last_conns:
+            # The sweep reuses a variant's JVM upward only (its levels run in ascending order), and
+            # warms it up again at each new level (_prepare). Its peak RSS and OS threads are sampled
+            # inside the level's own window (procs.Sampler), /stats' peak threads reset before it; what
+            # a lower level left behind (a grown heap, a grown pool) is at most what this level needs.
             return False
         if cell.thread_per_request and self.last_conns > int(cell.threads):
             return self.drain_queue(cell)
@@ -401,8 +404,8 @@ def _new_record(s, cell):
 
 
 def _prepare(lab, app, cell, d, rec, since_start):
-    """The app ready for the cell: reused or (re)started, verified, warmed up when fresh, its
-    /stats reset. Returns None, or why the cell cannot run."""
+    """The app ready for the cell: reused or (re)started, verified, warmed up when fresh (or a
+    sweep's at a new level), its /stats reset. Returns None, or why the cell cannot run."""
     s = lab.s
     reason, fresh = None, False
     if app.can_reuse(cell):
@@ -421,7 +424,10 @@ def _prepare(lab, app, cell, d, rec, since_start):
     # next cell was measured recompiling it, the compiler 70 % of its CPU (docs/traps.md #37).
     if reason is None and fresh:
         reason = app.verify(d / "verify.txt", cell)
-    if reason is None and fresh:
+    # A sweep's JVM reused at its next level is warmed up again, at that level: new connections, a
+    # larger pool and queue; already warm, it settles at the rule's floor (9 s) instead of ~30 s fresh.
+    rewarm = not fresh and bool(cell.variant) and cell.connections != app.warm_conns
+    if reason is None and (fresh or rewarm):
         pool = int(cell.threads) if cell.thread_per_request else None
         # an open-loop cell warms up like the first wrk setting would (a few connections per thread).
         wt = cell.wrk_threads or min(s.wrk_threads)
@@ -430,13 +436,14 @@ def _prepare(lab, app, cell, d, rec, since_start):
         rec.warmup = wrk.warm_up(s, lab.url(s.app_port, cell.scene.warmup_path()), wt, conns, d / "warmup.txt", pool,
                                  stats_url=app.admin + "/stats", measured_url=lab.url(s.app_port, cell.path),
                                  fault_url=fault_url(lab, cell))
+        app.warm_conns = cell.connections
         rec.save(d / "cell.json")
         # A call that started as wrk stopped needs its sleep and a margin; thousands of connections
         # that wrk opened and left also take their time: measured ~7 s for webflux on Netty, 1 loop,
         # at 2,000 on a 2 x Xeon VM (inFlight 148 -> 0), against a wait of 6 s that failed the cell.
         if not procs.wait_drained(app.admin + "/stats", s.sleep_ms // 1000 + 5 + conns // 200):
             reason = "still busy after the warm-up"
-        elif s.warmup == "auto":   # after a fixed warm-up the JIT is still busy: its "rest" would be the compiler's
+        elif s.warmup == "auto" and fresh:   # after a fixed warm-up the JIT is still busy: its "rest" would be the compiler's
             app.rest = wrk.at_rest(app.admin + "/stats")
     if reason is None:
         rec.rest = app.rest

@@ -137,7 +137,7 @@ Settings (current value):
   RESULTS_DIR={v['RESULTS_DIR']}  START_TIMEOUT={v['START_TIMEOUT']}  JAVA_OPTS="{v['JAVA_OPTS']}"  APP_ARGS="{v['APP_ARGS']}"
 
 The sweep (`make sweep`, `./bench.sh sweep`, or any run with SWEEP set): how far each model scales.
-Each variant runs at every level of SWEEP as wrk -c (a fresh app per level, warmed up at that level),
+Each variant runs at every level of SWEEP as wrk -c (one app reused upward, warmed up at each level),
 with a calibration cell per level; wrk -t = this machine's cores unless WRK_THREADS is set. It
 replaces APPS, CONTAINERS, THREADS, CONNECTIONS (and needs SCENARIO=call, LOADGEN=wrk, REPEAT=1).
   SWEEP="{v['SWEEP']}"     connection levels; each must fit this machine's limits

@@ -126,7 +126,10 @@ def jit_line(run):
     auto = [c for c in run["cells"] if c.get("warmup_mode") == "auto"]
     if auto:
         settled = sorted(c["warmup_s"] for c in auto if c.get("warmup_outcome") == "settled")
-        line += (f"Warm-up (WARMUP=auto): {len(settled)} of {len(auto)} fresh apps settled"
+        again = sum(1 for c in auto if c.get("app_start") == "reused")     # a sweep's JVM at its next level
+        line += (f"Warm-up (WARMUP=auto): {len(settled)} of {len(auto)} "
+                 + (f"warm-ups ({len(auto) - again} of fresh apps, {again} of a sweep's app again at its next level) settled"
+                    if again else "fresh apps settled")
                  + (f", after a median {settled[len(settled) // 2]:.0f} s" if settled else "")
                  + "".join(f"; {c['app']} {c['container']} threads={c['threads']}: {c['warmup_text']}"
                            for c in auto if c.get("warmup_outcome") != "settled") + ".\n")

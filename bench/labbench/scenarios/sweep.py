@@ -1,6 +1,7 @@
 """The sweep (`make sweep`, `./bench.sh sweep`, or any run with SWEEP set): how far each model
 scales. A planner of call cells: each variant (app[@container]:threads) runs at every level of SWEEP
-as wrk -c, a fresh JVM per level warmed up at that level, with a calibration cell per level. It
+as wrk -c, on one JVM per variant reused upward through the levels and warmed up again at each,
+with a calibration cell per level. It
 owns its settings, its plan, the machine-limit fallback of its default, the knee per variant, the
 memory per 1,000 in flight, its report section and its charts."""
 import dataclasses
@@ -299,14 +300,23 @@ def sweep_section(run, chart_names):
     levels = meta.get("sweep") or []
     head = ("\n## How far does each model scale? (the sweep)\n\n"
             f"Each variant ran at every level of `SWEEP` ({', '.join(map(str, levels))} connections; wrk "
-            f"-t{' -t'.join(map(str, meta.get('wrk_threads') or []))}, {meta.get('duration_s')} s per cell), on a "
-            f"fresh JVM per level warmed up at that level, with {calibration_text(run)}.\n\n### How to read the sweep\n\n"
+            f"-t{' -t'.join(map(str, meta.get('wrk_threads') or []))}, {meta.get('duration_s')} s per cell), "
+            f"{jvms_text(run)}, with {calibration_text(run)}.\n\n### How to read the sweep\n\n"
             f"The knee is the first level below {KNEE_PCT:g} % of that level's ceiling, or with "
             f"errors; *saturated* names what ran out there, from a measurement (the pool by Little's law, box CPU "
             f"≥ 95 %, app CPU near its N threads, wrk CPU near its -t). wrk, {backend_of(run)} and the app share "
             f"{meta.get('cores') or 2} cores (docs/traps.md #13–#15). Every column: docs/reading-results.md, "
             f"\"Sweep tables\".\n")
     return head + knees_and_charts(run, chart_names) + memory_table(run) + every_level(run)
+
+
+def jvms_text(run):
+    """How the run's levels got their JVMs: a fresh one per level (runs before 2026-11-26), or one per
+    variant reused upward (cells.App.can_reuse) and warmed up again at each level."""
+    if not any(c.get("app_start") == "reused" and c.get("warmup_mode") for c in run["cells"] if c.get("variant")):
+        return "on a fresh JVM per level warmed up at that level"
+    return ("on one JVM per variant, reused from each level to the next (a new one where the pool is the level, "
+            "`conns`) and warmed up again at each level; its peak RSS and OS threads sampled in each level's own window")
 
 
 def backend_of(run):
@@ -549,7 +559,8 @@ class Sweep(Scenario):
     def starting_lines(self, s):
         return ([f"== sweep: {len(s.variants)} variants x {len(s.connections)} levels "
                  f"({' '.join(map(str, s.connections))} connections), wrk -t{' -t'.join(map(str, s.wrk_threads))}; "
-                 f"a fresh app per level"] + [f"   {v.id:28s} {v.label}" for v in s.variants])
+                 f"one app per variant, reused from level to level and warmed up at each"]
+                + [f"   {v.id:28s} {v.label}" for v in s.variants])
 
     def usage(self, v):
         return ""
