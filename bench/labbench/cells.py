@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import catalog, db, loadgens, procs, scenarios
+from . import catalog, db, loadgens, place, procs, scenarios
 from .checks import is_virtual
 from .loadgens import wrk
 from .record import CellRecord
@@ -312,7 +312,7 @@ class App:
                "--remote", f"http://127.0.0.1:{s.remote_port}",
                *(["--client", cell.client] if cell.client_suffix else []), *cell.app_args,
                *(db.app_args(s, self.lab.db.url, cell.db_driver) if cell.db_driver else []), *s.app_args]
-        self.proc = procs.start(cmd, out=self.log)
+        self.proc = procs.start(place.command("app", cmd), out=self.log)
         self.key, self.had_side_load = cell.app_key, False
         return procs.wait_ready(self.proc, self.admin + "/stats", self.log, [s.app_port, s.admin_port],
                                 s.start_timeout)
@@ -398,6 +398,7 @@ def _new_record(s, cell):
                       thread_per_request=cell.thread_per_request, wrk_threads=cell.wrk_threads,
                       connections=cell.connections, rate=s.rate if gen.open_loop else None, client=cell.client,
                       duration_s=s.duration_s, sleep_ms=s.sleep_ms, variant=cell.variant or None,
+                      app_cpus=place.cpu_count("app"),
                       db_driver=cell.db_driver or None,
                       params={**cell.scene.params(s), **(db.cell_params(s) if cell.db_driver else {}), **({"app_args": " ".join(cell.app_args)} if cell.app_args else {}),
                               **({"wrk_timeout": cell.wrk_timeout} if cell.wrk_timeout else {})})

@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import limits, loadgens, machine, pg, procs, report, rundir, scenarios
+from . import limits, loadgens, machine, pg, place, procs, report, rundir, scenarios
 from .cells import App, Lab, calibrate, plan, run_cell
 from .machine import Fatal
 from .rundir import put
@@ -88,6 +88,7 @@ def main(argv):
         print(usage(os.environ), file=sys.stderr)
         return 2
 
+    place.configure(s.cpusets)
     for sig in procs.STOP_SIGNALS:
         signal.signal(sig, stop_on_signal)
     run_dir, rc = None, 0
@@ -134,7 +135,7 @@ def start_run(s, m, cells, left_out, limit_plan):
     put(meta, loadgens=" ".join(s.loadgens), rate=s.rate, repeat=s.repeat,
         duration_s=s.duration_s, sleep_ms=s.sleep_ms, wrk_timeout_s=s.wrk_timeout_s, warmup_s=s.warmup_s,
         **({"warmup": "auto"} if s.warmup == "auto" else {}),
-        java_opts=s.raw["JAVA_OPTS"], app_args=s.raw["APP_ARGS"], app_cds="on" if m.java_major >= 19 else "off",
+        java_opts=s.raw["JAVA_OPTS"], app_args=s.raw["APP_ARGS"], cpusets=place.describe(), app_cds="on" if m.java_major >= 19 else "off",
         **facts, left_out="; ".join(left_out))
     print(f"""== environment
   date:      {now.strftime("%Y-%m-%dT%H:%M:%SZ")}
@@ -144,6 +145,7 @@ def start_run(s, m, cells, left_out, limit_plan):
   CPU, OS:   {facts['cpu']}; {facts['os']}
   limits:    ulimit -n {m.nofile} (hard {m.hard_nofile}; the app needs ~{limit_plan.need_fds} at {max(s.connections)} connections), somaxconn {facts['somaxconn']}, ephemeral ports {facts['port_range']}
   ports:     remote {s.remote_port}, app {s.app_port}, admin {s.admin_port} on 127.0.0.1: free
+  CPUs:      {place.describe() + " (CPUSETS, taskset)" if s.cpusets else "not pinned: every role shares every CPU (CPUSETS)"}
   source:    {facts['git']}
   results:   {run_dir}""")
     for note in limit_plan.notes:
@@ -186,8 +188,9 @@ def start_remote(lab):
     """remote-sleep, the slow backend, once for the whole run; its "listening" line printed."""
     s, m = lab.s, lab.m
     log = lab.run_dir / "logs" / "remote-sleep.log"
-    lab.remote = procs.start([m.java, *s.java_opts, "-jar", "remote-sleep/target/remote-sleep.jar", "--host",
-                              "127.0.0.1", "--port", str(s.remote_port), "--delay-ms", str(s.sleep_ms)], out=log)
+    lab.remote = procs.start(place.command("backend", [m.java, *s.java_opts, "-jar", "remote-sleep/target/remote-sleep.jar",
+                                                       "--host", "127.0.0.1", "--port", str(s.remote_port),
+                                                       "--delay-ms", str(s.sleep_ms)]), out=log)
     reason = procs.wait_ready(lab.remote, lab.url(s.remote_port, "/stats"), log, [s.remote_port], s.start_timeout)
     if reason:
         raise Fatal(f"remote-sleep: {reason}")

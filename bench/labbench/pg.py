@@ -15,7 +15,7 @@ import threading
 import time
 from pathlib import Path
 
-from . import db, procs
+from . import db, place, procs
 
 PG_SH = "bench/tools/pg.sh"
 
@@ -66,7 +66,9 @@ def start(s, run_dir, bin_dir):
         data = (run_dir / "postgres").resolve()
         procs.AT_STOP.append(lambda: stop(data))       # before the start: a Ctrl-C during it stops it too
         log = run_dir / "logs" / "postgres-start.log"
-        rc = procs.run([PG_SH, "start", str(data), str(free_port()), str(db.max_connections(s.db_pool))], out=log)
+        # the postmaster and its backends inherit the CPUs pg.sh was started on (CPUSETS' backend)
+        rc = procs.run(place.command("backend", [PG_SH, "start", str(data), str(free_port()),
+                                                 str(db.max_connections(s.db_pool))]), out=log)
         lines = procs.read_lines(log)
         if rc != 0 or not lines or not lines[-1].startswith("postgresql://"):
             return None, f"bench/tools/pg.sh start failed: {lines[-1] if lines else f'exit {rc}'} (see logs/{log.name})"

@@ -32,6 +32,7 @@ class CellRecord:
     duration_s: Optional[int] = None
     sleep_ms: Optional[int] = None
     variant: Optional[str] = None        # the sweep's variant id
+    app_cpus: Optional[int] = None       # CPUSETS: how many CPUs the app was pinned to (None: not pinned)
     params: dict = field(default_factory=dict)     # the scenario's own settings for this cell
     app_start: Optional[str] = None      # fresh / reused
     stop_s: Optional[float] = None       # seconds into the cell: old app stopped, new one answering, load started

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field
 from typing import List
 
-from . import catalog, db, loadgens, scenarios
+from . import catalog, db, loadgens, place, scenarios
 from .checks import COUNT, DURATION, UsageError, count, counts, is_virtual, known, seconds_of, split_list  # noqa: F401
 
 # The defaults: the reference experiment. Each scenario adds its own (scenarios/*.py).
@@ -37,6 +37,7 @@ CORE_DEFAULTS = {
     "START_TIMEOUT": "60",     # seconds a server may take to answer after its start
     "JAVA_OPTS": "",           # extra JVM flags for every server, eg, "-Xmx512m"
     "APP_ARGS": "",            # extra app flags, eg, "--client-max-connections 16"
+    "CPUSETS": "",             # pin roles to CPUs with taskset, eg, "app=1 rest=0" (roles app, backend, loadgen, rest); empty = none
     **db.DEFAULTS,             # BACKEND=postgres and its DB_* settings (db.py)
 }
 DEFAULTS = {**CORE_DEFAULTS, **scenarios.defaults()}
@@ -78,6 +79,7 @@ class Settings:
     results_dir: str
     start_timeout: int
     java_opts: List[str]
+    cpusets: dict             # CPUSETS: {role: taskset CPU list}, {} = nothing pinned (place.py)
     app_args: List[str]
     mode: str = "matrix"       # or a planner's name (the sweep): its own matrix of cells
     variants: list = field(default_factory=list)   # the sweep's variants
@@ -131,10 +133,12 @@ Settings (current value):
   REPEAT={v['REPEAT']}                     rounds of the whole matrix; every figure is then a median with its min–max
   DURATION={v['DURATION']}  WARMUP={v['WARMUP']}  WRK_TIMEOUT={v['WRK_TIMEOUT'] or 'DURATION+20s'}   (N, Ns, Nm or Nh)
                                WARMUP=auto: 3 s windows until the JIT settled (compiler <= 5 % of the app's CPU,
-                               CPU/request within 3 %, 3 in a row), 9..60 s; else "no steady state" on the cell
+                               CPU/request no longer falling by > 5 %, 3 in a row), 9..60 s; else "no steady state"
   SLEEP_MS={v['SLEEP_MS']}          remote-sleep delay, 1..60000 (BACKEND=postgres: the pg_sleep of DB_QUERY=sleep)
 {db.usage(v)}  REMOTE_PORT={v['REMOTE_PORT']} APP_PORT={v['APP_PORT']} ADMIN_PORT={v['ADMIN_PORT']}   (all on 127.0.0.1)
   RESULTS_DIR={v['RESULTS_DIR']}  START_TIMEOUT={v['START_TIMEOUT']}  JAVA_OPTS="{v['JAVA_OPTS']}"  APP_ARGS="{v['APP_ARGS']}"
+  CPUSETS="{v['CPUSETS']}"                  pin roles to CPUs (taskset), eg, "app=1 rest=0": roles app, backend (remote-sleep,
+                               PostgreSQL), loadgen (wrk, vegeta, pgbench, slow clients), rest = the others
 
 The sweep (`make sweep`, `./bench.sh sweep`, or any run with SWEEP set): how far each model scales.
 Each variant runs at every level of SWEEP as wrk -c (one app reused upward, warmed up at each level),
@@ -237,6 +241,7 @@ def parse(environ, mode="matrix", n_cores=None):
     if repeat > 20:
         raise UsageError(f"REPEAT: {repeat} rounds is more than 20")
     db_settings = db.parse(v, seconds_of(wrk_timeout), int(v["SLEEP_MS"]))
+    cpusets = place.parse(v["CPUSETS"])
     s = Settings(
         raw=v, apps=apps, containers=containers, threads=threads, clients=clients, profile=v["PROFILE"] == "1",
         wrk_threads=wrk_threads,
@@ -245,7 +250,7 @@ def parse(environ, mode="matrix", n_cores=None):
         warmup_s=0 if v["WARMUP"] == "auto" else seconds_of(v["WARMUP"]), wrk_timeout=wrk_timeout, wrk_timeout_s=seconds_of(wrk_timeout),
         sleep_ms=int(v["SLEEP_MS"]), remote_port=ports["REMOTE_PORT"], app_port=ports["APP_PORT"],
         admin_port=ports["ADMIN_PORT"], results_dir=v["RESULTS_DIR"], start_timeout=start_timeout,
-        java_opts=v["JAVA_OPTS"].split(), app_args=v["APP_ARGS"].split(), mode=mode, variants=variants,
+        java_opts=v["JAVA_OPTS"].split(), cpusets=cpusets, app_args=v["APP_ARGS"].split(), mode=mode, variants=variants,
         extra=extra, **db_settings)
     db.check_fits(s)
     if mode != "matrix" and s.backend == "postgres":

@@ -4,7 +4,7 @@ that many connections; every DB cell is reported as a % of it (like wrk straight
 for the HTTP backend). Chosen by BACKEND, never by LOADGEN."""
 import re
 
-from .. import procs
+from .. import place, procs
 from . import LoadGen
 
 PATTERNS = {
@@ -52,7 +52,7 @@ class PgBench(LoadGen):
         cmd = command(s, lab.db.bindir, lab.db.url, (d / "query.sql").resolve(), clients)
         print(f"  $ {' '.join(cmd)}")
         box0, window = procs.box_ticks(), lab.db.window()
-        rc = procs.run(cmd, out=d / self.output)
+        rc = procs.run(place.command("loadgen", cmd), out=d / self.output)
         box1 = procs.box_ticks()
         busy, total = box1[0] - box0[0], box1[1] - box0[1]
         measured = {"pgbench_command": " ".join(cmd), "pgbench_exit": rc,

@@ -15,7 +15,7 @@ import subprocess
 import time
 from datetime import datetime, timezone
 
-from .. import procs
+from .. import place, procs
 from . import LoadGen, jvm_figures
 from ..report.fmt import f_int, f_lat, f_pct, f_rps, num, read_json
 
@@ -45,7 +45,7 @@ def measure(vegeta, cell_dir, url, rate, duration_s, timeout_s, sleep_ms, stats_
     print(f"  $ {' '.join(map(str, cmd))}")
     jvm0 = (procs.get_json(stats_url) or {}).get("jvm") if stats_url else None   # the JIT's share of the window
     box0, t0 = procs.box_ticks(), time.monotonic()
-    rc = procs.run([str(c) for c in cmd], out=cell_dir / "vegeta.txt")
+    rc = procs.run(place.command("loadgen", [str(c) for c in cmd]), out=cell_dir / "vegeta.txt")
     stats = None
     if stats_url:
         stats = procs.get_json(stats_url)

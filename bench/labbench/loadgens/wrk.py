@@ -4,7 +4,7 @@ import os
 import resource
 import time
 
-from .. import procs, warmup
+from .. import place, procs, warmup
 from . import LoadGen, jvm_figures
 from ..checks import seconds_of
 from ..report.fmt import ms, read_json
@@ -14,8 +14,8 @@ LUA = "bench/wrk-json.lua"
 
 
 def command(s, url, wt, conns, timeout=None):
-    return ["wrk", "-t", str(wt), "-c", str(conns), "-d", s.duration, "--timeout", timeout or s.wrk_timeout,
-            "--latency", "-s", LUA, url]
+    return place.command("loadgen", ["wrk", "-t", str(wt), "-c", str(conns), "-d", s.duration, "--timeout",
+                                     timeout or s.wrk_timeout, "--latency", "-s", LUA, url])
 
 
 def children_cpu_s():
@@ -121,7 +121,7 @@ def warm_up(s, url, wt, conns, out, pool=None, stats_url=None, measured_url=None
         seconds = warmup.FLOOR_S      # remote-sleep (the calibration) has no jvm object to judge: the rule's floor
     if seconds == 0:
         return {}
-    procs.run(["wrk", "-t", str(wt), "-c", str(conns), "-d", f"{seconds}s", url], out=out)
+    procs.run(place.command("loadgen", ["wrk", "-t", str(wt), "-c", str(conns), "-d", f"{seconds}s", url]), out=out)
     return {"mode": "fixed", "seconds": seconds}
 
 
@@ -189,7 +189,7 @@ def _windows(url, wt, conns, out, stats_url, how, fault_url, schedule):
     while True:
         if windows and fault_url:
             fast_remote(fault_url, schedule)      # the window's own schedule, from its start
-        cmd = ["wrk", "-t", str(wt), "-c", str(conns), "-d", f"{warmup.WINDOW_S}s", url]
+        cmd = place.command("loadgen", ["wrk", "-t", str(wt), "-c", str(conns), "-d", f"{warmup.WINDOW_S}s", url])
         procs.run(cmd, out=out.with_name(f"{out.stem}-{len(windows) + 1:02d}{out.suffix}"))
         reads.append({"t": time.monotonic(), "stats": procs.get_json(stats_url)})
         if reads[-2]["stats"] is None or reads[-1]["stats"] is None or "jvm" not in reads[-1]["stats"]:

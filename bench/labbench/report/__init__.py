@@ -127,6 +127,7 @@ def environment(meta, apps, containers):
          f"{meta.get('jetty', '?')} / {meta.get('tomcat', '?')} / {meta.get('spring', '?')}"),
         ("wrk", meta.get("wrk", "?")),
         ("CPU", meta.get("cpu", "?")),
+        *([("roles pinned to CPUs (CPUSETS, taskset)", meta["cpusets"])] if meta.get("cpusets") else []),
         ("OS", meta.get("os", "?")),
         ("ulimit -n / net.core.somaxconn", f"{meta.get('nofile', '?')} / {meta.get('somaxconn', '?')}"),
         ("source", meta.get("git", "?")),

@@ -134,6 +134,8 @@ def cell_record(d, ceilings):
         "requests": None, "rps": None, "steady_rps": None,
         "bound_rps": round(in_flight / sleep_s, 2), "ceiling_rps": None, "pct_of_ceiling": None,
     }
+    if r.app_cpus:                     # CPUSETS: the app's CPU cannot read above its CPUs
+        rec["app_cpus"] = r.app_cpus
     rec.update(gen.figures(r, d))
     if gen.has_ceiling and scenario.has_ceiling and not r.db_driver:    # a DB cell's: pgbench's (below)
         _against_ceiling(rec, r, ceilings)

@@ -10,7 +10,7 @@ import json
 import re
 import time
 
-from .. import procs
+from .. import place, procs
 from ..report.fmt import (error_total, f_bytes_per_s, f_int, f_lat, f_pct, f_rps, num, ranged, read_json,
                           throughput)
 from ..report.tables import group_tables
@@ -37,7 +37,7 @@ class SlowClients:
     def start(self, connect_timeout_s=3.0):
         print(f"  $ {' '.join(self.cmd)} &")
         self.started = time.monotonic()
-        self.proc = procs.start(self.cmd, out=self.log)
+        self.proc = procs.start(place.command("loadgen", self.cmd), out=self.log)
         deadline = self.started + connect_timeout_s
         while time.monotonic() < deadline:
             if any(CONNECTED.match(line) for line in procs.read_lines(self.log)):

@@ -180,9 +180,11 @@ def saturated(c, cores=2):
     box = c.get("cpu_box_pct")
     if box is not None and box >= 95:
         found.append(f"box CPU {box:.0f} %")
-    app = c.get("cpu_app_cores")
-    if app is not None and n and n < cores and app >= BUSY * n:
+    app, cpus = c.get("cpu_app_cores"), c.get("app_cpus")
+    if app is not None and n and n < min(cores, cpus or cores) and app >= BUSY * n:
         found.append(f"app CPU {app:.2f} cores for its {n} thread{'s' if n != 1 else ''}")
+    elif app is not None and cpus and app >= BUSY * cpus:
+        found.append(f"app CPU {app:.2f} cores on its {cpus} CPU{'s' if cpus != 1 else ''} (CPUSETS)")
     wrk = c.get("cpu_wrk_cores")
     if wrk is not None and c.get("wrk_threads") and wrk >= BUSY * c["wrk_threads"]:
         found.append(f"wrk CPU {wrk:.2f} cores for -t{c['wrk_threads']}")
