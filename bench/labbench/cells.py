@@ -49,7 +49,9 @@ class Cell:
 
     @property
     def app_key(self):
-        return self.app, self.container, self.threads, self.client, self.app_args, self.db_driver
+        # The round too: each REPEAT round starts its apps afresh, so that its figures are another
+        # JVM's (two JVMs of one app settle at different CPU costs: docs/traps.md #39).
+        return self.round, self.app, self.container, self.threads, self.client, self.app_args, self.db_driver
 
     @property
     def client_suffix(self):
