@@ -122,6 +122,38 @@ local function num(x)
    return string.format("%.0f", x)
 end
 
+-- The whole latency histogram, as [[microseconds, count], ...] in ascending order: what every
+-- percentile above is taken from (after wrk's correction, if any). Several load hosts' histograms
+-- summed are exactly the histogram one wrk would have had (bench/labbench/loadgens/histogram.py):
+-- percentiles are never averaged. wrk's own `latency(i)` walks the whole array for every i
+-- (stats_value_at in src/stats.c), so k values cost k x (max - min) steps: 20,000 values over 2 s
+-- of spread would take minutes. So the array is read once, through the FFI, as wrk 4.1 lays it out
+-- (src/stats.h: count, limit, min, max, data[]; the Lua object holds a stats *, src/script.c), and
+-- checked against what wrk itself says (min, max, the number of values, their total): nil and the
+-- reason if anything differs.
+ffi.cdef[[
+typedef struct { uint64_t count; uint64_t limit; uint64_t min; uint64_t max; uint64_t data[1]; } lab_stats;
+]]   -- data[1] stands for C's data[]: the FFI does not check the index
+local function histogram(latency)
+   local s = ffi.cast("lab_stats **", latency)[0]
+   local lo, hi = tonumber(s.min), tonumber(s.max)
+   if lo ~= latency.min or hi ~= latency.max or hi >= tonumber(s.limit) then
+      return nil, "wrk's stats are not laid out as this script expects (wrk 4.1)"
+   end
+   local out, values, total = {}, 0, 0
+   for v = lo, hi do
+      local c = tonumber(s.data[v])
+      if c > 0 then
+         values, total = values + 1, total + c
+         out[values] = "[" .. v .. "," .. c .. "]"
+      end
+   end
+   if values ~= #latency or total ~= tonumber(s.count) then
+      return nil, "the histogram read does not add up to wrk's (" .. values .. " values, " .. total .. " samples)"
+   end
+   return table.concat(out, ",")
+end
+
 function done(summary, latency, requests)
    local path = os.getenv("WRK_JSON")
    if not path or path == "" then
@@ -145,6 +177,10 @@ function done(summary, latency, requests)
            ', "stdev": ', num(latency.stdev), ', "p50": ', num(p(50)), ', "p90": ', num(p(90)),
            ', "p99": ', num(p(99)), ', "p999": ', num(p(99.9)), ', "max": ', num(latency.max), "},\n")
    f:write('  "latency_corrected": ', tostring(corrected), ",\n")
+   local hist, why = "", nil
+   if not empty then hist, why = histogram(latency) end
+   f:write('  "histogram_us": ', hist and ("[" .. hist .. "]") or "null", ",\n")
+   if why then f:write('  "histogram_why": "', why, '",\n') end
    local times = completions()
    f:write('  "connections": ', num(tonumber(os.getenv("WRK_CONNECTIONS") or "")), ",\n")
    f:write('  "steady_responses": ', num(#times), ",\n")
