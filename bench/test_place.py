@@ -33,6 +33,18 @@ class Parse(unittest.TestCase):
                     place.parse(text, {0, 1})
                 self.assertIn(message, str(e.exception))
 
+    def test_a_jvm_on_one_cpu_keeps_g1(self):
+        # measured: `taskset -c 1 java -XX:+PrintFlagsFinal` reads UseSerialGC=true, UseG1GC=false
+        place.configure({"app": "1", "backend": "0-1"})
+        try:
+            self.assertEqual(["-XX:+UseG1GC"], place.jvm_flags("app", []))
+            self.assertEqual([], place.jvm_flags("app", ["-XX:+UseParallelGC"]))     # the user's choice stands
+            self.assertEqual([], place.jvm_flags("backend", []))                     # 2 CPUs: G1 anyway
+            self.assertEqual([], place.jvm_flags("loadgen", []))
+            self.assertIn("app JVM with -XX:+UseG1GC", place.jvm_note([]))
+        finally:
+            place.configure({})
+
     def test_cpu_lists(self):
         self.assertEqual({0, 2, 3, 5}, place.cpus_of("0,2-3,5"))
         self.assertEqual("0-2,5", place.compact({0, 1, 2, 5}))

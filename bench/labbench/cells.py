@@ -308,7 +308,7 @@ class App:
             if self.cds.exists() and self.cds.stat().st_mtime < jar.stat().st_mtime:
                 self.cds.unlink()
             cds = ["-XX:+AutoCreateSharedArchive", f"-XX:SharedArchiveFile={self.cds}"]
-        cmd = [m.java, *cds, *s.java_opts, "-jar", str(jar), "--app", cell.app,
+        cmd = [m.java, *cds, *place.jvm_flags("app", s.java_opts), *s.java_opts, "-jar", str(jar), "--app", cell.app,
                "--container", cell.container, "--threads", cell.threads, "--host", "127.0.0.1",
                "--port", str(s.app_port), "--admin-port", str(s.admin_port),
                "--remote", f"http://127.0.0.1:{s.remote_port}",

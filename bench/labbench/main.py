@@ -145,7 +145,7 @@ def start_run(s, m, cells, left_out, limit_plan):
   CPU, OS:   {facts['cpu']}; {facts['os']}
   limits:    ulimit -n {m.nofile} (hard {m.hard_nofile}; the app needs ~{limit_plan.need_fds} at {max(s.connections)} connections), somaxconn {facts['somaxconn']}, ephemeral ports {facts['port_range']}
   ports:     remote {s.remote_port}, app {s.app_port}, admin {s.admin_port} on 127.0.0.1: free
-  CPUs:      {place.describe() + " (CPUSETS, taskset)" if s.cpusets else "not pinned: every role shares every CPU (CPUSETS)"}
+  CPUs:      {place.describe() + " (CPUSETS, taskset)" + place.jvm_note(s.java_opts) if s.cpusets else "not pinned: every role shares every CPU (CPUSETS)"}
   source:    {facts['git']}
   results:   {run_dir}""")
     for note in limit_plan.notes:
@@ -188,7 +188,8 @@ def start_remote(lab):
     """remote-sleep, the slow backend, once for the whole run; its "listening" line printed."""
     s, m = lab.s, lab.m
     log = lab.run_dir / "logs" / "remote-sleep.log"
-    lab.remote = procs.start(place.command("backend", [m.java, *s.java_opts, "-jar", "remote-sleep/target/remote-sleep.jar",
+    lab.remote = procs.start(place.command("backend", [m.java, *place.jvm_flags("backend", s.java_opts), *s.java_opts,
+                                                       "-jar", "remote-sleep/target/remote-sleep.jar",
                                                        "--host", "127.0.0.1", "--port", str(s.remote_port),
                                                        "--delay-ms", str(s.sleep_ms)]), out=log)
     reason = procs.wait_ready(lab.remote, lab.url(s.remote_port, "/stats"), log, [s.remote_port], s.start_timeout)

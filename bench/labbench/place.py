@@ -90,6 +90,23 @@ def cpu_count(role):
     return len(cpus_of(_cpus[role])) if role in _cpus else None
 
 
+def jvm_flags(role, java_opts):
+    """JVM flags a pinned role needs to stay the JVM it would be unpinned: on fewer than 2 CPUs
+    HotSpot's ergonomics pick Serial GC instead of G1 (not a "server-class machine"), so a JVM pinned
+    to 1 CPU would be measured with another collector; G1 is asked for unless JAVA_OPTS names one."""
+    n = cpu_count(role)
+    if n is None or n >= 2 or any(o.startswith("-XX:+Use") and o.endswith("GC") for o in java_opts):
+        return []
+    return ["-XX:+UseG1GC"]
+
+
+def jvm_note(java_opts):
+    """What jvm_flags added, for the environment line ('' when nothing)."""
+    pinned = [r for r in ("app", "backend") if jvm_flags(r, java_opts)]
+    return (f"; {' and '.join(pinned)} JVM{'s' if len(pinned) > 1 else ''} with -XX:+UseG1GC (on 1 CPU HotSpot "
+            f"would pick Serial GC)") if pinned else ""
+
+
 def describe():
     """One line for the environment section: each role's CPUs, or '' when nothing is pinned."""
     return ", ".join(f"{role} on CPU {_cpus[role]}" for role in ROLES if role in _cpus)
