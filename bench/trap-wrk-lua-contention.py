@@ -79,9 +79,12 @@ def main():
     out.mkdir(parents=True, exist_ok=True)
     rp, ap, adp = free_port(), free_port(), free_port()
     try:
-        procs.start(place.command("backend", [java, "-jar", str(ROOT / "remote-sleep/target/remote-sleep.jar"),
+        # pinned to 1 CPU a JVM would pick Serial GC: the bench's own flags keep G1 (place.jvm_flags)
+        procs.start(place.command("backend", [java, *place.jvm_flags("backend", []), "-jar",
+                                              str(ROOT / "remote-sleep/target/remote-sleep.jar"),
                                               "--host", "127.0.0.1", "--port", str(rp)]), out=out / "remote.log")
-        app = procs.start(place.command("app", [java, "-jar", str(ROOT / module / "target" / f"{module}.jar"),
+        app = procs.start(place.command("app", [java, *place.jvm_flags("app", []), "-jar",
+                                                str(ROOT / module / "target" / f"{module}.jar"),
                                                 "--app", app_name, "--container", container, "--threads", threads,
                                                 "--host", "127.0.0.1", "--port", str(ap), "--admin-port", str(adp),
                                                 "--remote", f"http://127.0.0.1:{rp}"]), out=out / "app.log")
