@@ -16,7 +16,6 @@ USAGE: [CPUSETS=...] bench/trap-wrk-lua-contention.py [APP CONTAINER THREADS]   
 import glob
 import os
 import signal
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -24,17 +23,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 from labbench import catalog, place, procs              # noqa: E402
+from labbench.pg import free_port                       # noqa: E402
 from labbench.checks import UsageError                  # noqa: E402
 from labbench.loadgens import wrk                       # noqa: E402
 
 ORDER = [10, 100, 10, 100, 100, 10]
 CONNS, SECONDS = 100, 10
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def threads_of(pid):

@@ -247,7 +247,6 @@ class App:
         self.last_conns = 0        # wrk -c of its last cell
         self.had_side_load = False
         self.rest = {}             # its CPU at rest after its warm-up (wrk.at_rest)
-        self.warm_conns = 0        # the connections its last warm-up ran at
         self.admin = lab.url(lab.s.admin_port, "")
 
     def can_reuse(self, cell):
@@ -284,10 +283,7 @@ class App:
         try:
             return procs.wait_drained(self.admin + "/stats", s.sleep_ms // 1000 + 5)
         finally:
-            try:
-                procs.http(fault, method="DELETE")
-            except OSError:
-                pass      # remote-sleep gone: the cell fails on its own
+            wrk.end_fault(fault)
 
     def start(self, cell):
         """Start the app for a cell and wait until it answers: None, or why not."""
@@ -429,7 +425,8 @@ def _prepare(lab, app, cell, d, rec, since_start):
         reason = app.verify(d / "verify.txt", cell)
     # A sweep's JVM reused at its next level is warmed up again, at that level: new connections, a
     # larger pool and queue; already warm, it settles at the rule's floor (9 s) instead of ~30 s fresh.
-    rewarm = not fresh and bool(cell.variant) and cell.connections != app.warm_conns
+    # (last_conns: the level of the cell before, on this JVM, which it was warmed up at or for.)
+    rewarm = not fresh and bool(cell.variant) and cell.connections != app.last_conns
     if reason is None and (fresh or rewarm):
         pool = int(cell.threads) if cell.thread_per_request else None
         # an open-loop cell warms up like the first wrk setting would (a few connections per thread).
@@ -439,7 +436,6 @@ def _prepare(lab, app, cell, d, rec, since_start):
         rec.warmup = wrk.warm_up(s, lab.url(s.app_port, cell.scene.warmup_path()), wt, conns, d / "warmup.txt", pool,
                                  stats_url=app.admin + "/stats", measured_url=lab.url(s.app_port, cell.path),
                                  fault_url=fault_url(lab, cell))
-        app.warm_conns = cell.connections
         rec.save(d / "cell.json")
         # A call that started as wrk stopped needs its sleep and a margin; thousands of connections
         # that wrk opened and left also take their time: measured ~7 s for webflux on Netty, 1 loop,

@@ -170,10 +170,7 @@ def auto_warm_up(url, wt, conns, out, stats_url, measured_url=None, fault_url=No
         return done
     finally:
         if fast:
-            try:
-                procs.http(fault_url, method="DELETE")
-            except OSError:
-                pass    # remote-sleep gone: the cell fails on its own
+            end_fault(fault_url)
 
 
 def fast_remote(fault_url, schedule):
@@ -182,6 +179,14 @@ def fast_remote(fault_url, schedule):
         return procs.http(f"{fault_url}?schedule={schedule}", method="POST")[0] == 200
     except OSError:
         return False
+
+
+def end_fault(fault_url):
+    """End remote-sleep's fault schedule: every call waits its own delay again."""
+    try:
+        procs.http(fault_url, method="DELETE")
+    except OSError:
+        pass    # remote-sleep gone: the cell fails on its own
 
 
 def _windows(url, wt, conns, out, stats_url, how, fault_url, schedule):
