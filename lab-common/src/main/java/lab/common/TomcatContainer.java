@@ -65,7 +65,8 @@ final class TomcatContainer implements Container {
             // before any byte, within milliseconds (QueueLimitContract; a FIN, not a reset, though the
             // request is unread: the JDK shuts a Selector-registered channel down for writing first). What
             // queues is a socket's processing task, not a request: a kept-alive connection's next request
-            // is rejected the same way.
+            // is rejected the same way. With the pool at maxThreads TaskQueue.offer queues every task, the
+            // hand-off to an idle thread too, so a burst on an idle pool admits N to threads + N (traps.md #40).
             set(connector, "maxQueueSize", config.containerQueue() > 0 ? config.containerQueue() : Integer.MAX_VALUE);
         }
         set(connector, "acceptCount", config.acceptQueue());
