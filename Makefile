@@ -10,7 +10,7 @@ SHELL := /bin/bash
 # (an empty or unset one keeps bench.sh's default; `./bench.sh --help` describes each).
 BENCH_VARS := APPS CONTAINERS THREADS CLIENT PROFILE PRESET WRK_THREADS CONNECTIONS SCENARIO SLOW_CLIENTS SLOW_RATE \
               SLOW_BYTES FANOUT FANOUT_MS FANOUT_APPS LOADGEN RATE REPEAT DURATION SLEEP_MS WRK_TIMEOUT WARMUP REMOTE_PORT APP_PORT ADMIN_PORT \
-              RESULTS_DIR START_TIMEOUT JAVA_OPTS APP_ARGS CPUSETS SWEEP SWEEP_VARIANTS SWEEP_CONTAINER \
+              RESULTS_DIR START_TIMEOUT JAVA_OPTS APP_ARGS CPUSETS HOSTS SWEEP SWEEP_VARIANTS SWEEP_CONTAINER \
               BACKEND DB_URL DB_POOL DB_QUERY DB_ACQUIRE_TIMEOUT_MS DB_EXECUTOR_THREADS DB_DRIVER
 export $(BENCH_VARS)
 
@@ -33,7 +33,7 @@ need_tools = missing=""; for t in $(1); do command -v $$t >/dev/null || missing=
 	  fi; \
 	fi
 
-.PHONY: help bench sweep compare test build clean
+.PHONY: help bench sweep compare test build hosts clean
 
 help: ## list the targets (this text)
 	@echo "Usage: make <target> [VAR=value ...]"
@@ -63,6 +63,13 @@ test: ## the Java tests, then the bench smoke test (installs wrk, curl, shellche
 build: ## build every jar (./mvnw package, tests skipped: `make test` runs them)
 	@$(call need_tools,unzip)
 	$(MVN) package -DskipTests
+
+hosts: ## provision HOSTS=<Ansible inventory> for the lab's roles (ansible-playbook bench/hosts/site.yml)
+	@test -n "$(HOSTS)" || { echo "ERROR: make hosts needs HOSTS=<an Ansible inventory> (groups app, backend, loadgen; docs/hosts.md)" >&2; exit 2; }
+	@test -e "$(HOSTS)" || { echo "ERROR: HOSTS=$(HOSTS): no such inventory" >&2; exit 2; }
+	@for m in remote-sleep sync-servlet async-servlet nio-servlet webflux-app; do \
+	  test -f $$m/target/$$m.jar || { echo "ERROR: $$m/target/$$m.jar is not built: run make build, then make hosts" >&2; exit 2; }; done
+	@bin=$$(bench/tools/install.sh ansible) && "$$bin/ansible-playbook" -i "$(HOSTS)" bench/hosts/site.yml
 
 clean: ## remove build output (target/ directories); results/ is kept
 	$(MVN) clean

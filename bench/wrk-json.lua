@@ -88,10 +88,10 @@ ffi.cdef[[
 typedef struct { long tv_sec; long tv_nsec; } lab_timespec;
 int clock_gettime(int clk_id, lab_timespec *tp);
 ]]
-local CLOCK_MONOTONIC = 1
+local CLOCK_REALTIME, CLOCK_MONOTONIC = 0, 1
 local ts = ffi.new("lab_timespec")
-local function now_s()
-   ffi.C.clock_gettime(CLOCK_MONOTONIC, ts)
+local function now_s(clock)
+   ffi.C.clock_gettime(clock or CLOCK_MONOTONIC, ts)
    return tonumber(ts.tv_sec) + tonumber(ts.tv_nsec) / 1e9
 end
 
@@ -105,7 +105,8 @@ function response(status, headers, body)
    completed_at[#completed_at + 1] = now_s()
 end
 
--- Every thread's completion times, sorted, in seconds after the first.
+-- Every thread's completion times, sorted, in seconds after the first; and the first as wall-clock
+-- time (Unix seconds), so that several load hosts' times can be laid on one axis (HOSTS, issue 28).
 local function completions()
    local all = {}
    for _, t in ipairs(threads) do
@@ -114,7 +115,9 @@ local function completions()
    table.sort(all)
    local rel = {}
    for i, v in ipairs(all) do rel[i] = string.format("%.4f", v - all[1]) end
-   return rel
+   local first_unix = nil
+   if #all > 0 then first_unix = all[1] + (now_s(CLOCK_REALTIME) - now_s(CLOCK_MONOTONIC)) end
+   return rel, first_unix
 end
 
 local function num(x)
@@ -181,10 +184,11 @@ function done(summary, latency, requests)
    if not empty then hist, why = histogram(latency) end
    f:write('  "histogram_us": ', hist and ("[" .. hist .. "]") or "null", ",\n")
    if why then f:write('  "histogram_why": "', why, '",\n') end
-   local times = completions()
+   local times, first_unix = completions()
    f:write('  "connections": ', num(tonumber(os.getenv("WRK_CONNECTIONS") or "")), ",\n")
    f:write('  "steady_responses": ', num(#times), ",\n")
    f:write('  "completions_s": [', table.concat(times, ","), "],\n")
+   f:write('  "completions_t0_unix": ', first_unix and string.format("%.4f", first_unix) or "null", ",\n")
    f:write('  "slow_2s": ', num(slow), ",\n")
    f:write('  "slow_2s_how": "', how, '"\n')
    f:write("}\n")

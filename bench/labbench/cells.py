@@ -161,7 +161,9 @@ class Lab:
     db: object = None           # BACKEND=postgres: the PostgreSQL cluster (pg.Cluster), its URL and processes
 
     def url(self, port, path):
-        return f"http://127.0.0.1:{port}{path}"
+        """A URL of remote-sleep (REMOTE_PORT, on the backend's host) or of the app (its port and
+        admin port, on the app's host): 127.0.0.1 unless HOSTS places them (place.py)."""
+        return f"http://{place.address('backend' if port == self.s.remote_port else 'app')}:{port}{path}"
 
 
 def calibrate(lab, summary, rnd=1):
@@ -304,16 +306,16 @@ class App:
             if self.cds.exists() and self.cds.stat().st_mtime < jar.stat().st_mtime:
                 self.cds.unlink()
             cds = ["-XX:+AutoCreateSharedArchive", f"-XX:SharedArchiveFile={self.cds}"]
-        cmd = [m.java, *cds, *place.jvm_flags("app", s.java_opts), *s.java_opts, "-jar", str(jar), "--app", cell.app,
-               "--container", cell.container, "--threads", cell.threads, "--host", "127.0.0.1",
+        cmd = [place.java("app", m.java), *cds, *place.jvm_flags("app", s.java_opts), *s.java_opts, "-jar", str(jar),
+               "--app", cell.app, "--container", cell.container, "--threads", cell.threads, "--host", place.address("app"),
                "--port", str(s.app_port), "--admin-port", str(s.admin_port),
-               "--remote", f"http://127.0.0.1:{s.remote_port}",
+               "--remote", self.lab.url(s.remote_port, ""),
                *(["--client", cell.client] if cell.client_suffix else []), *cell.app_args,
                *(db.app_args(s, self.lab.db.url, cell.db_driver) if cell.db_driver else []), *s.app_args]
-        self.proc = procs.start(place.command("app", cmd), out=self.log)
+        self.proc = place.start("app", cmd, out=self.log)
         self.key, self.had_side_load = cell.app_key, False
         return procs.wait_ready(self.proc, self.admin + "/stats", self.log, [s.app_port, s.admin_port],
-                                s.start_timeout)
+                                s.start_timeout, host=place.address("app"))
 
     def stop(self):
         """An app is disposable once its cell is measured, and a graceful stop costs up to its

@@ -11,7 +11,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import procs
+from . import place, procs
 from .settings import MODULE_OF
 
 SLOWCLIENTS = Path("bench/slowclients.py")   # the side load of the slow-* scenarios
@@ -55,9 +55,10 @@ def check(s):
     if any(sc != "call" for sc in s.scenarios) and not SLOWCLIENTS.exists():
         raise Fatal(f"{SLOWCLIENTS} not found: SCENARIO={' '.join(s.scenarios)} needs it for its slow clients")
 
-    for name, port in (("REMOTE_PORT", s.remote_port), ("APP_PORT", s.app_port), ("ADMIN_PORT", s.admin_port)):
-        if procs.port_open(port):
-            raise Fatal(f"port {port} ({name}) is in use on 127.0.0.1: stop what holds it or set {name}")
+    for name, port, role in (("REMOTE_PORT", s.remote_port, "backend"), ("APP_PORT", s.app_port, "app"),
+                             ("ADMIN_PORT", s.admin_port, "app")):
+        if procs.port_open(port, place.address(role)):
+            raise Fatal(f"port {port} ({name}) is in use on {place.address(role)}: stop what holds it or set {name}")
 
     nofile, hard = raise_nofile()      # limits.plan() has checked it against the largest level
 

@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import limits, loadgens, machine, pg, place, procs, report, rundir, scenarios
+from . import inventory, limits, loadgens, machine, pg, place, procs, report, rundir, scenarios
 from .cells import App, Lab, calibrate, plan, run_cell
 from .machine import Fatal
 from .rundir import put
@@ -84,21 +84,28 @@ def main(argv):
     try:
         s, cells, left_out, limit_plan = plan_run(argv, os.environ)
     except UsageError as e:
+        inventory.close()
         print(f"ERROR: {e}", file=sys.stderr)
         print(usage(os.environ), file=sys.stderr)
         return 2
 
-    place.configure(s.cpusets)
+    place.configure(s.cpusets, s.hosts)
     for sig in procs.STOP_SIGNALS:
         signal.signal(sig, stop_on_signal)
     run_dir, rc = None, 0
     try:
         m = machine.check(s)
+        if s.hosts:
+            inventory.check(s.hosts, s.raw["HOSTS"], m.java, host_jars(s))
         run_dir = start_run(s, m, cells, left_out, limit_plan)
         rc = run(Lab(s, m, run_dir), cells)
     except Fatal as e:
         print(f"ERROR: {e}", file=sys.stderr)
         rc = 1
+    except UsageError as e:               # HOSTS: a host unreachable or not provisioned; nothing started
+        print(f"ERROR: {e}", file=sys.stderr)
+        print(usage(os.environ), file=sys.stderr)
+        rc = 2
     except Stopped as e:
         rc = e.code
     except Exception:
@@ -108,6 +115,7 @@ def main(argv):
         for sig in procs.STOP_SIGNALS:        # cleanup: kill exactly what we started, keep every finished cell
             signal.signal(sig, signal.SIG_IGN)
         procs.stop_all()
+        inventory.close()                     # after the roles: their stops travel through these connections
         if run_dir is not None:
             try:
                 report.update(run_dir, charts=True)        # a planner's charts too, drawn once at the end
@@ -116,6 +124,12 @@ def main(argv):
             if rc != 0:
                 print(f"stopped (exit {rc}); finished cells are in {run_dir}/results.md", file=sys.stderr)
     return rc
+
+
+def host_jars(s):
+    """The jars each role's host must hold, the same as this machine's build (inventory.check)."""
+    modules = sorted({machine.MODULE_OF[a] for a in s.apps})
+    return {"app": [f"{m}/target/{m}.jar" for m in modules], "backend": ["remote-sleep/target/remote-sleep.jar"]}
 
 
 def start_run(s, m, cells, left_out, limit_plan):
@@ -144,10 +158,12 @@ def start_run(s, m, cells, left_out, limit_plan):
   wrk:       {facts['wrk']}{f"; {facts['vegeta']} (open loop at {s.rate} req/s)" if facts['vegeta'] else ""}
   CPU, OS:   {facts['cpu']}; {facts['os']}
   limits:    ulimit -n {m.nofile} (hard {m.hard_nofile}; the app needs ~{limit_plan.need_fds} at {max(s.connections)} connections), somaxconn {facts['somaxconn']}, ephemeral ports {facts['port_range']}
-  ports:     remote {s.remote_port}, app {s.app_port}, admin {s.admin_port} on 127.0.0.1: free
-  CPUs:      {place.describe() + " (CPUSETS, taskset)" + place.jvm_note(s.java_opts) if s.cpusets else "not pinned: every role shares every CPU (CPUSETS)"}
+  ports:     remote {s.remote_port} on {place.address("backend")}, app {s.app_port} and admin {s.admin_port} on {place.address("app")}: free
+  CPUs:      {cpus_line(s)}
   source:    {facts['git']}
   results:   {run_dir}""")
+    for line in host_lines(s, m, run_dir):
+        print(line)
     for note in limit_plan.notes:
         print(f"== limits: {note}")
     if s.mode != "matrix":
@@ -162,6 +178,27 @@ def start_run(s, m, cells, left_out, limit_plan):
     for sentence in left_out:
         print(f"== left out of the matrix: {sentence}")
     return run_dir
+
+
+def cpus_line(s):
+    if s.hosts:
+        return "each host's `cpus` in HOSTS (taskset there), see the hosts below"
+    if s.cpusets:
+        return place.describe() + " (CPUSETS, taskset)" + place.jvm_note(s.java_opts)
+    return "not pinned: every role shares every CPU (CPUSETS)"
+
+
+def host_lines(s, m, run_dir):
+    """HOSTS: where each role runs, each host's CPUs, kernel and JDK, and the round trip from each
+    load host to the app's host (into meta.txt too); [] without HOSTS."""
+    if not s.hosts:
+        return []
+    facts = inventory.facts(s.hosts, m.java)
+    rtt = inventory.round_trip_ms(s.hosts, 22)
+    rtt_text = ", ".join(f"{name} {ms if ms is not None else '?'} ms" for name, ms in rtt.items())
+    put(run_dir / "meta.txt", hosts=place.describe_hosts(), host_facts="; ".join(facts), round_trip_ms=rtt_text)
+    return ([f"== hosts ({s.raw['HOSTS']}): {place.describe_hosts()}"] + [f"   {f}" for f in facts]
+            + [f"   round trip, load host -> app host (fastest of 10 TCP connects to its sshd): {rtt_text}"])
 
 
 def db_meta(s):
@@ -188,11 +225,12 @@ def start_remote(lab):
     """remote-sleep, the slow backend, once for the whole run; its "listening" line printed."""
     s, m = lab.s, lab.m
     log = lab.run_dir / "logs" / "remote-sleep.log"
-    lab.remote = procs.start(place.command("backend", [m.java, *place.jvm_flags("backend", s.java_opts), *s.java_opts,
-                                                       "-jar", "remote-sleep/target/remote-sleep.jar",
-                                                       "--host", "127.0.0.1", "--port", str(s.remote_port),
-                                                       "--delay-ms", str(s.sleep_ms)]), out=log)
-    reason = procs.wait_ready(lab.remote, lab.url(s.remote_port, "/stats"), log, [s.remote_port], s.start_timeout)
+    lab.remote = place.start("backend", [place.java("backend", m.java), *place.jvm_flags("backend", s.java_opts),
+                                         *s.java_opts, "-jar", "remote-sleep/target/remote-sleep.jar",
+                                         "--host", place.address("backend"), "--port", str(s.remote_port),
+                                         "--delay-ms", str(s.sleep_ms)], out=log)
+    reason = procs.wait_ready(lab.remote, lab.url(s.remote_port, "/stats"), log, [s.remote_port], s.start_timeout,
+                              host=place.address("backend"))
     if reason:
         raise Fatal(f"remote-sleep: {reason}")
     listening = next((line for line in procs.read_lines(log) if "listening" in line),

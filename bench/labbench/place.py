@@ -1,22 +1,54 @@
-"""Where a role runs: the one seam every role's command goes through (issue 28). Today every role
+"""Where a role runs: the one seam every role's command goes through (issue 28). Unset, every role
 runs on this machine; CPUSETS pins roles to CPUs of their own with taskset, so that the app's CPU
 is the app's: on 2 shared cores wrk's threads preempt the app's and its CPU per request rises with
-them (docs/traps.md #38).
+them (docs/traps.md #38). HOSTS=<an Ansible inventory> puts each role on a host of its own: the
+bench then starts, stops and reads it there over ssh (bench/host-run.sh), and reaches the app and
+remote-sleep at their hosts' addresses. The runner, the scenarios and the report never ask where a
+role runs: they call start/run/address/ticks here.
 
 Roles: app (the app under test), backend (remote-sleep, PostgreSQL), loadgen (wrk, vegeta, pgbench,
 the slow clients). CPUSETS="app=1 rest=0" gives the app CPU 1 and every other role CPU 0; "rest"
-names the roles not given a set of their own. A CPU list is taskset's: "0", "2-3", "0,2-3".
+names the roles not given a set of their own. A CPU list is taskset's: "0", "2-3", "0,2-3". With
+HOSTS a host's `cpus` variable does the same on that host.
 """
+import json
 import os
 import re
+import shlex
 import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
 
+from . import procs
 from .checks import UsageError
 
 ROLES = ("app", "backend", "loadgen")
 CPU_LIST = re.compile(r"[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*")
 
 _cpus = {}      # role -> CPU list text, as parsed from CPUSETS; empty: no pinning
+_hosts = {}     # role -> [Host], as parsed from HOSTS; empty: every role on this machine
+_started = {}   # a remote role's process (its ssh) -> (its Host, its log): where to read its pid
+
+
+@dataclass(frozen=True)
+class Host:
+    """Where a role runs. `ssh` is the command that reaches it, () for this machine."""
+    name: str
+    address: str
+    ssh: tuple = ()
+    cpus: str = ""              # taskset's CPU list for the roles on it ("": every CPU)
+    lab_dir: str = ""           # the repository there (bench/host-run.sh, the jars)
+    java: str = ""              # the JDK's java there ("": the same path as here)
+    groups: tuple = field(default=(), compare=False)
+
+    @property
+    def remote(self):
+        return bool(self.ssh)
+
+
+LOCAL = Host("local", "127.0.0.1")
 
 
 def cpus_of(text):
@@ -72,21 +104,198 @@ def compact(cpus):
     return ",".join(f"{a}" if a == b else f"{a}-{b}" for a, b in runs)
 
 
-def configure(cpusets):
-    """Set the placement for this run (main, once the settings are parsed)."""
+def configure(cpusets, hosts=None):
+    """Set the placement for this run (main, once the settings are parsed): CPUSETS' {role: CPUs},
+    and HOSTS' {role: [Host]} (None: every role here)."""
     _cpus.clear()
     _cpus.update(cpusets)
+    _hosts.clear()
+    _hosts.update(hosts or {})
 
 
-def command(role, cmd):
-    """cmd as it runs for `role`: under taskset when CPUSETS pins the role."""
+def command(role, cmd, i=0, env=None):
+    """cmd as it runs for `role` (its i-th host): under taskset when CPUSETS pins the role; through
+    ssh and bench/host-run.sh (with `env`, and the host's `cpus`) when HOSTS puts it elsewhere."""
     assert role in ROLES, role
+    h = host(role, i)
+    if h.remote:
+        wrapped = [f"{h.lab_dir}/bench/host-run.sh", *(["--cpus", h.cpus] if h.cpus else []),
+                   *[a for k, v in (env or {}).items() for a in ("--env", f"{k}={v}")], "--", *cmd]
+        return [*h.ssh, shlex.join(wrapped)]
     cpus = _cpus.get(role)
     return ["taskset", "-c", cpus, *cmd] if cpus else list(cmd)
 
 
+def shown(role, cmd, i=0):
+    """cmd as a run's records show it: as it runs here (taskset included), or "[host] cmd"."""
+    h = host(role, i)
+    return f"[{h.name}] {shlex.join(cmd)}" if h.remote else " ".join(command(role, cmd))
+
+
+def start(role, cmd, out, env=None, i=0):
+    """Start `role`'s cmd where the role runs; its output (ssh's, for a remote role) in `out`."""
+    h = host(role, i)
+    if h.remote:
+        p = procs.start(command(role, cmd, i, env), out=out, stop_by_stdin=True)
+        _started[p] = (h, Path(out))
+        return p
+    return procs.start(command(role, cmd), out=out, env=dict(os.environ, **env) if env else None)
+
+
+def run(role, cmd, out, env=None, i=0):
+    """Start and wait: the command's exit code (ssh's 255: the host was not reached or was lost)."""
+    return procs.wait(start(role, cmd, out, env, i))
+
+
+def placed():
+    """True when HOSTS puts the roles on hosts of their own."""
+    return bool(_hosts)
+
+
+def hosts(role):
+    """The role's hosts ([LOCAL] without HOSTS); loadgen may have several."""
+    return _hosts.get(role) or [LOCAL]
+
+
+def host(role, i=0):
+    return hosts(role)[i]
+
+
+def address(role):
+    """The address a role's servers listen on and are reached at."""
+    return host(role).address
+
+
+def java(role, here):
+    """The java binary for a role's JVM: `here` (this machine's), or the host's `lab_java`."""
+    h = host(role)
+    return h.java or here if h.remote else here
+
+
+def remote_run(h, command, timeout=20):
+    """A short command on host h (its shell's words): (exit code, stdout text)."""
+    try:
+        r = subprocess.run([*h.ssh, command], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return 255, ""
+    return r.returncode, r.stdout if r.returncode == 0 else r.stderr
+
+
+def remote_pid(p):
+    """The pid bench/host-run.sh gave a remote role's command, from the first line of its log."""
+    h, log = _started[p]
+    for line in procs.read_lines(log)[:5]:
+        m = re.match(r"host-run: pid (\d+)", line)
+        if m:
+            return int(m.group(1))
+    return None
+
+
+def ticks(p):
+    """user+system CPU ticks process p (started by start()) has used so far, on its host."""
+    if p not in _started:
+        return procs.proc_ticks(p)
+    pid = remote_pid(p)
+    rc, out = remote_run(_started[p][0], f"cat /proc/{pid}/stat") if pid else (1, "")
+    if rc != 0:
+        return 0
+    fields = out.rpartition(") ")[2].split()
+    return int(fields[11]) + int(fields[12])
+
+
+def box_ticks(role, i=0):
+    """(busy, total, steal) jiffies of the role's host (procs.box_ticks, read there)."""
+    return box_ticks_of(host(role, i))
+
+
+def box_ticks_of(h):
+    if not h.remote:
+        return procs.box_ticks()
+    rc, out = remote_run(h, "head -1 /proc/stat")
+    if rc != 0:
+        return 0, 0, 0
+    user, nice, system, idle, iowait, irq, softirq, steal = map(int, out.split()[1:9])
+    busy = user + nice + system + irq + softirq + steal
+    return busy, busy + idle + iowait, steal
+
+
+def sampler(p):
+    """The peak-RSS-and-threads sampler of a started process, on its host (procs.Sampler here)."""
+    return RemoteSampler(p) if p in _started else procs.Sampler(p.pid)
+
+
+class RemoteSampler:
+    """procs.Sampler for a process on another host: one ssh that prints its /proc/PID/status lines
+    VmRSS and Threads every 0.25 s (a process per sample would cost the bench's host more than the
+    reading), read on a thread of ours; the same peaks and sample count. The loop there ends when
+    its ssh goes (its next write fails) or the process does."""
+
+    def __init__(self, p, interval_s=0.25):
+        self.host = _started[p][0]
+        self.pid = remote_pid(p)
+        self.interval_s = interval_s
+        self.peak_rss_kb = self.peak_threads = None
+        self.samples = 0
+        self._proc = None
+        self._thread = None
+
+    def start(self):
+        import threading
+        loop = (f"while grep -E '^(VmRSS|Threads):' /proc/{self.pid}/status; do echo .; sleep {self.interval_s}; done")
+        self._proc = subprocess.Popen([*self.host.ssh, loop], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                      stderr=subprocess.DEVNULL, text=True)
+        self._thread = threading.Thread(target=self._read, name="remote-sampler", daemon=True)
+        self._thread.start()
+        return self
+
+    def _read(self):
+        text = ""
+        for line in self._proc.stdout:
+            if line.strip() == ".":
+                rss, threads = procs.status_fields(text)
+                text = ""
+                self.samples += 1
+                if rss is not None:
+                    self.peak_rss_kb = max(rss, self.peak_rss_kb or 0)
+                if threads is not None:
+                    self.peak_threads = max(threads, self.peak_threads or 0)
+            else:
+                text += line
+
+    def stop(self):
+        self._proc.terminate()
+        self._proc.wait()
+        self._thread.join(5)
+        return self.peak_rss_kb, self.peak_threads
+
+
+def ran_cpu_s(log):
+    """A finished remote command's CPU seconds: bench/host-run.sh's `times` (children's line) at
+    the end of its log; None when it is not there."""
+    lines = procs.read_lines(Path(log))
+    for k, line in enumerate(lines):
+        if line.startswith("host-run: exit ") and k + 2 < len(lines):
+            t = re.findall(r"(\d+)m([0-9.]+)s", lines[k + 2])
+            if len(t) == 2:
+                return round(sum(int(m) * 60 + float(sec) for m, sec in t), 2)
+    return None
+
+
+def fetch(role, i, remote_path, local_path):
+    """Copy a file a role wrote on its host here, and delete it there; False when it is not there."""
+    h = host(role, i)
+    rc, out = remote_run(h, f"cat {shlex.quote(remote_path)} && rm -f {shlex.quote(remote_path)}", timeout=60)
+    if rc != 0:
+        return False
+    Path(local_path).write_text(out)
+    return True
+
+
 def cpu_count(role):
-    """How many CPUs the role may use: its set's size, None when not pinned."""
+    """How many CPUs the role may use: its set's size (CPUSETS, or its host's `cpus`), None when not pinned."""
+    if placed():
+        return len(cpus_of(host(role).cpus)) if host(role).cpus else None
     return len(cpus_of(_cpus[role])) if role in _cpus else None
 
 
@@ -110,3 +319,10 @@ def jvm_note(java_opts):
 def describe():
     """One line for the environment section: each role's CPUs, or '' when nothing is pinned."""
     return ", ".join(f"{role} on CPU {_cpus[role]}" for role in ROLES if role in _cpus)
+
+
+def describe_hosts():
+    """One line for the environment section: each role's host(s), address and CPUs; '' without HOSTS."""
+    def one(h):
+        return f"{h.name} {h.address}" + (f" CPU {h.cpus}" if h.cpus else "")
+    return "; ".join(f"{role} on {', '.join(one(h) for h in hosts(role))}" for role in ROLES if role in _hosts)

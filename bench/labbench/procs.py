@@ -45,12 +45,14 @@ def _in_child():
     signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
 
 
-def start(cmd, out=None, env=None):
-    """Start cmd with its stdout and stderr in the file `out` (None: ours)."""
+def start(cmd, out=None, env=None, stop_by_stdin=False):
+    """Start cmd with its stdout and stderr in the file `out` (None: ours). stop_by_stdin: cmd is a
+    role on another host (ssh to bench/host-run.sh, place.py), which stops when its stdin says so
+    or ends: kept open until stop()."""
     with signals_held():
         log = open(out, "wb") if out else None
         try:
-            p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log,
+            p = subprocess.Popen(cmd, stdin=subprocess.PIPE if stop_by_stdin else subprocess.DEVNULL, stdout=log,
                                  stderr=subprocess.STDOUT if log else None, env=env, preexec_fn=_in_child)
         finally:
             if log:
@@ -73,6 +75,9 @@ def _forget(p):
     with signals_held():
         if p in CHILDREN:
             CHILDREN.remove(p)
+    if p.stdin is not None:
+        with contextlib.suppress(OSError):
+            p.stdin.close()
 
 
 def run(cmd, out=None, env=None):
@@ -104,6 +109,12 @@ def stop(p, sig=signal.SIGTERM, grace_s=5.0):
     if p.returncode is not None:
         _forget(p)
         return
+    if p.stdin is not None:           # a role on another host: the signal's name through ssh (bench/host-run.sh)
+        with contextlib.suppress(OSError, ValueError):
+            p.stdin.write(f"{signal.Signals(sig).name[3:]}\n".encode())
+            p.stdin.close()
+        if wait(p, grace_s + 5) is not None:        # + the round trip: the exit comes back over ssh
+            return
     _signal(p, sig)
     if wait(p, grace_s) is None:
         _signal(p, signal.SIGKILL)
@@ -121,7 +132,7 @@ def stop_all():
 
 # ---------------------------------------------------------------- talking to the servers
 
-# Never through a proxy: every URL here is 127.0.0.1, and http_proxy may be set.
+# Never through a proxy: every URL here is 127.0.0.1 or a host of HOSTS, and http_proxy may be set.
 _OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
@@ -146,25 +157,25 @@ def get_json(url):
         return None
 
 
-def port_open(port):
-    """True when something accepts TCP connections on 127.0.0.1:port."""
+def port_open(port, host="127.0.0.1"):
+    """True when something accepts TCP connections on host:port."""
     try:
-        with socket.create_connection(("127.0.0.1", port), timeout=1):
+        with socket.create_connection((host, port), timeout=1):
             return True
     except OSError:
         return False
 
 
-def wait_ready(p, stats_url, log, ports, timeout_s):
-    """Wait until a server answers: its process lives, every port accepts, and the stats URL
-    answers. Polls every 50 ms; None when ready, else the reason."""
+def wait_ready(p, stats_url, log, ports, timeout_s, host="127.0.0.1"):
+    """Wait until a server answers: its process lives, every port accepts on `host`, and the stats
+    URL answers. Polls every 50 ms; None when ready, else the reason."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if not alive(p):
-            lines = read_lines(log)
+            lines = [line for line in read_lines(log) if not line.startswith("host-run: ")]
             first_error = next((line for line in lines if "ERROR" in line or "Exception" in line), None)
             return f"exited at start: {first_error or (lines[-1] if lines else '')}"
-        if all(port_open(port) for port in ports) and get_json(stats_url) is not None:
+        if all(port_open(port, host) for port in ports) and get_json(stats_url) is not None:
             return None
         time.sleep(0.05)
     return f"did not answer within {timeout_s}s (see {log.parent.name}/{log.name})"

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field
 from typing import List
 
-from . import catalog, db, loadgens, place, scenarios
+from . import catalog, db, inventory, loadgens, place, scenarios
 from .checks import COUNT, DURATION, UsageError, count, counts, is_virtual, known, seconds_of, split_list  # noqa: F401
 
 # The defaults: the reference experiment. Each scenario adds its own (scenarios/*.py).
@@ -38,6 +38,7 @@ CORE_DEFAULTS = {
     "JAVA_OPTS": "",           # extra JVM flags for every server, eg, "-Xmx512m"
     "APP_ARGS": "",            # extra app flags, eg, "--client-max-connections 16"
     "CPUSETS": "",             # pin roles to CPUs with taskset, eg, "app=1 rest=0" (roles app, backend, loadgen, rest); empty = none
+    "HOSTS": "",               # an Ansible inventory placing the roles on hosts of their own (docs/hosts.md); empty = this machine
     **db.DEFAULTS,             # BACKEND=postgres and its DB_* settings (db.py)
 }
 DEFAULTS = {**CORE_DEFAULTS, **scenarios.defaults()}
@@ -80,6 +81,7 @@ class Settings:
     start_timeout: int
     java_opts: List[str]
     cpusets: dict             # CPUSETS: {role: taskset CPU list}, {} = nothing pinned (place.py)
+    hosts: dict               # HOSTS: {role: [place.Host]}, {} = every role on this machine (inventory.py)
     app_args: List[str]
     mode: str = "matrix"       # or a planner's name (the sweep): its own matrix of cells
     variants: list = field(default_factory=list)   # the sweep's variants
@@ -139,6 +141,8 @@ Settings (current value):
   RESULTS_DIR={v['RESULTS_DIR']}  START_TIMEOUT={v['START_TIMEOUT']}  JAVA_OPTS="{v['JAVA_OPTS']}"  APP_ARGS="{v['APP_ARGS']}"
   CPUSETS="{v['CPUSETS']}"                  pin roles to CPUs (taskset), eg, "app=1 rest=0": roles app, backend (remote-sleep,
                                PostgreSQL), loadgen (wrk, vegeta, pgbench, slow clients), rest = the others
+  HOSTS="{v['HOSTS']}"                    an Ansible inventory: groups app, backend, loadgen (one or more) on hosts of
+                               their own, reached over ssh (SCENARIO=call and the sweep, LOADGEN=wrk); docs/hosts.md
 
 The sweep (`make sweep`, `./bench.sh sweep`, or any run with SWEEP set): how far each model scales.
 Each variant runs at every level of SWEEP as wrk -c (one app reused upward, warmed up at each level),
@@ -202,6 +206,19 @@ def _ports(v):
     return ports
 
 
+def _hosts(v, scenario_names, loadgens, mode):
+    """HOSTS: {role: [Host]} from the inventory, or {}; refused with what it does not place yet."""
+    if not v["HOSTS"].strip():
+        return {}
+    if v["CPUSETS"].strip():
+        raise UsageError("HOSTS and CPUSETS: with HOSTS, pin a host's roles with its `cpus` variable in the inventory")
+    others = [sc for sc in scenario_names if sc != "call"]
+    if others or loadgens != ["wrk"]:
+        raise UsageError(f"HOSTS places SCENARIO=call and the sweep with LOADGEN=wrk so far, not "
+                         f"{' '.join(others + [g for g in loadgens if g != 'wrk'])}: run those on one machine (HOSTS unset)")
+    return inventory.parse(v["HOSTS"].strip(), v.get("BACKEND", "http"))
+
+
 def parse(environ, mode="matrix", n_cores=None):
     """Settings from the environment, or UsageError saying what is wrong. mode: "matrix", or the
     name of a planner with a matrix of its own (the sweep: SWEEP, SWEEP_VARIANTS, SWEEP_CONTAINER)."""
@@ -242,6 +259,7 @@ def parse(environ, mode="matrix", n_cores=None):
         raise UsageError(f"REPEAT: {repeat} rounds is more than 20")
     db_settings = db.parse(v, seconds_of(wrk_timeout), int(v["SLEEP_MS"]))
     cpusets = place.parse(v["CPUSETS"])
+    hosts = _hosts(v, scenario_names, loadgens, mode)
     s = Settings(
         raw=v, apps=apps, containers=containers, threads=threads, clients=clients, profile=v["PROFILE"] == "1",
         wrk_threads=wrk_threads,
@@ -250,7 +268,7 @@ def parse(environ, mode="matrix", n_cores=None):
         warmup_s=0 if v["WARMUP"] == "auto" else seconds_of(v["WARMUP"]), wrk_timeout=wrk_timeout, wrk_timeout_s=seconds_of(wrk_timeout),
         sleep_ms=int(v["SLEEP_MS"]), remote_port=ports["REMOTE_PORT"], app_port=ports["APP_PORT"],
         admin_port=ports["ADMIN_PORT"], results_dir=v["RESULTS_DIR"], start_timeout=start_timeout,
-        java_opts=v["JAVA_OPTS"].split(), cpusets=cpusets, app_args=v["APP_ARGS"].split(), mode=mode, variants=variants,
+        java_opts=v["JAVA_OPTS"].split(), cpusets=cpusets, hosts=hosts, app_args=v["APP_ARGS"].split(), mode=mode, variants=variants,
         extra=extra, **db_settings)
     db.check_fits(s)
     if mode != "matrix" and s.backend == "postgres":

@@ -15,8 +15,13 @@
 # psql, pgbench) from Debian's `postgresql` package, with apt-get when we are root; the bench starts
 # its own throwaway cluster with bench/tools/pg.sh, never the package's service.
 #
+# ansible: HOSTS= reads its inventory with ansible-inventory, `make hosts` runs ansible-playbook
+# (issue 28): ansible-core in a project-local venv .tools/ansible at the versions pinned in
+# bench/tools/ansible-requirements.txt.
+#
 # USAGE: bench/tools/install.sh vegeta       prints the tool's path; builds it once (~1 min)
 #        bench/tools/install.sh matplotlib   prints the venv's python; installs once (~30 s)
+#        bench/tools/install.sh ansible      prints the venv's bin directory; installs once (~10 s)
 #        bench/tools/install.sh postgresql   prints PostgreSQL's bindir; installs it once (apt-get, root)
 set -euo pipefail
 
@@ -60,6 +65,20 @@ case "${1:-}" in
         fi
         echo "$venv/bin/python"
         ;;
+    ansible)
+        venv="$ROOT/.tools/ansible"
+        req="$ROOT/bench/tools/ansible-requirements.txt"
+        if ! cmp -s "$req" "$venv/ansible-requirements.txt" || [[ ! -x "$venv/bin/ansible-playbook" ]]; then
+            fix="Debian: apt-get install -y python3-venv python3-pip; then run: bench/tools/install.sh ansible"
+            echo "installing $(grep -m1 '^ansible-core==' "$req") into $venv (once)" >&2
+            python3 -m venv --clear "$venv" >&2 \
+                || { echo "ERROR: python3 -m venv failed (no venv/ensurepip module?); $fix" >&2; exit 1; }
+            "$venv/bin/python" -m pip install -q --disable-pip-version-check --only-binary=:all: -r "$req" >&2 \
+                || { echo "ERROR: pip install -r bench/tools/ansible-requirements.txt failed (see above); run: bench/tools/install.sh ansible" >&2; exit 1; }
+            cp "$req" "$venv/ansible-requirements.txt"
+        fi
+        echo "$venv/bin"
+        ;;
     postgresql)
         if ! "$ROOT/bench/tools/pg.sh" bindir >/dev/null 2>&1; then
             if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
@@ -76,7 +95,7 @@ case "${1:-}" in
         ;;
     *)
         echo "ERROR: unknown tool '${1:-}'" >&2
-        echo "Usage: bench/tools/install.sh vegeta|matplotlib|postgresql" >&2
+        echo "Usage: bench/tools/install.sh vegeta|matplotlib|ansible|postgresql" >&2
         exit 2
         ;;
 esac

@@ -45,7 +45,10 @@ def merge(docs):
             hist[value] += count
     merged = sorted(hist.items())
     keys = ("connect", "read", "write", "status", "timeout")
-    return {"duration_us": max(d["duration_us"] for d in docs),
+    slow = [d.get("slow_2s") for d in docs]
+    return {"slow_2s": None if None in slow else sum(slow),
+            "slow_2s_how": next((d["slow_2s_how"] for d in docs if d.get("slow_2s") is None), docs[0].get("slow_2s_how")),
+            "duration_us": max(d["duration_us"] for d in docs),
             "requests": sum(d["requests"] for d in docs),
             "bytes": sum(d["bytes"] for d in docs),
             "errors": {k: sum(d["errors"][k] for d in docs) for k in keys},
@@ -53,3 +56,4 @@ def merge(docs):
             "latency_corrected": any(d.get("latency_corrected") for d in docs),
             "connections": sum(d.get("connections") or 0 for d in docs),
             "histogram_us": [list(p) for p in merged]}
+

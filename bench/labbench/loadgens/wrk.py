@@ -1,11 +1,12 @@
 """wrk, the closed-loop load generator: the measured command (echoed first, JSON through
 bench/wrk-json.lua, CPU recorded around it), the unrecorded warm-up, and what wrk.json means."""
+import json
 import os
 import resource
 import time
 
 from .. import place, procs, warmup
-from . import LoadGen, jvm_figures
+from . import LoadGen, histogram, jvm_figures
 from ..checks import seconds_of
 from ..report.fmt import ms, read_json
 from ..steady import steady_rate
@@ -29,6 +30,8 @@ def measure(s, cell_dir, url, wt, conns, remote, app=None, stats_url=None, timeo
     """Run the measured wrk command into cell_dir (wrk.txt, wrk.json), and read the app's /stats
     the moment wrk ends (its inFlight is then what wrk left unanswered) into stats.json.
     (None when it worked, else the reason; what was measured, for the cell's record)."""
+    if place.placed():
+        return measure_on_hosts(s, cell_dir, url, wt, conns, remote, app, stats_url, timeout)
     cmd = command(s, url, wt, conns, timeout)
     print(f"  $ {' '.join(cmd)}")
     env = dict(os.environ, WRK_JSON=str(cell_dir / "wrk.json"), WRK_CONNECTIONS=str(conns),
@@ -59,6 +62,106 @@ def measure(s, cell_dir, url, wt, conns, remote, app=None, stats_url=None, timeo
     wrk_json = cell_dir / "wrk.json"
     if not wrk_json.exists() or wrk_json.stat().st_size == 0:
         return f"wrk gave no result (exit {rc}, see wrk.txt)", measured
+    if not stats_ok:
+        return "GET /stats failed after wrk", measured
+    return None, measured
+
+
+def shares(wt, conns, n):
+    """wrk -t and -c split evenly over n load hosts: [(host index, threads, connections)], the
+    remainders to the first hosts, a host with no connection left out, every host >= 1 thread."""
+    out = []
+    for i in range(n):
+        c = conns // n + (i < conns % n)
+        if c:
+            out.append((i, max(1, min(c, wt // n + (i < wt % n))), c))
+    return out
+
+
+def measure_on_hosts(s, cell_dir, url, wt, conns, remote, app, stats_url, timeout):
+    """HOSTS: wrk on every load host at once, each with its share of the connections and threads,
+    each host's wrk.json fetched (wrk-HOST.json) and merged exactly into wrk.json (the histograms
+    summed, loadgens/histogram.py); every role's CPU read on its own host. The same result as
+    measure(), plus each host's share (load_hosts) and each host's CPU (host_cpu)."""
+    timeout_s = seconds_of(timeout) if timeout else s.wrk_timeout_s
+    plan = shares(wt, conns, len(place.hosts("loadgen")))
+    cmds, procs_, tmp = [], [], f"/tmp/lab-wrk-{os.getpid()}-{cell_dir.name}"
+    for i, t, c in plan:
+        h = place.host("loadgen", i)
+        cmds.append(["wrk", "-t", str(t), "-c", str(c), "-d", s.duration, "--timeout", timeout or s.wrk_timeout,
+                     "--latency", "-s", LUA, url])
+        print(f"  $ [{h.name}] {' '.join(cmds[-1])}")
+    jvm0 = (procs.get_json(stats_url) or {}).get("jvm") if stats_url else None
+    used = {place.host("app"), place.host("backend"), *(place.host("loadgen", i) for i, _, _ in plan)}
+    t0 = time.monotonic()
+    box0 = {h: place.box_ticks_of(h) for h in used}
+    rem0, app0 = place.ticks(remote), (place.ticks(app) if app else 0)
+    sampler = place.sampler(app).start() if app else None
+    for (i, t, c), cmd in zip(plan, cmds):
+        h = place.host("loadgen", i)
+        env = {"WRK_JSON": f"{tmp}-{h.name}.json", "WRK_CONNECTIONS": str(c), "WRK_TIMEOUT_S": str(timeout_s)}
+        procs_.append(place.start("loadgen", cmd, cell_dir / f"wrk-{h.name}.txt", env, i))
+    rcs = [procs.wait(p) for p in procs_]
+    peaks = sampler.stop() if sampler else None
+    stats_ok = save(stats_url, cell_dir / "stats.json") if stats_url else True
+    t1 = time.monotonic()
+    box1 = {h: place.box_ticks_of(h) for h in used}
+    app1 = place.ticks(app) if app else 0
+
+    def pct(h, k):
+        total = box1[h][1] - box0[h][1]
+        return round(100 * (box1[h][k] - box0[h][k]) / total, 1) if total else 0
+    app_host = place.host("app")
+    hosts_out, docs, failed = [], [], []
+    first = {}
+    for (i, t, c), rc in zip(plan, rcs):
+        h = place.host("loadgen", i)
+        got = place.fetch("loadgen", i, f"{tmp}-{h.name}.json", cell_dir / f"wrk-{h.name}.json")
+        doc = read_json(cell_dir / f"wrk-{h.name}.json") if got else None
+        if rc != 0 or not doc:
+            failed.append(f"{h.name}: wrk exit {rc}{' (ssh: host lost or not reached)' if rc == 255 else ''}"
+                          f"{'' if doc else ', no wrk.json'}")
+        else:
+            docs.append(doc)
+        if doc and doc.get("completions_t0_unix"):
+            first[h.name] = doc["completions_t0_unix"]
+        hosts_out.append({"host": h.name, "threads": t, "connections": c, "exit": rc,
+                          "requests": doc["requests"] if doc else None,
+                          "rps": round(doc["requests"] / (doc["duration_us"] / 1e6), 2) if doc and doc["duration_us"] else None,
+                          "cpu_s": place.ran_cpu_s(cell_dir / f"wrk-{h.name}.txt")})
+    for h in hosts_out:      # when each host's first answer came, after the earliest: how far apart they started
+        h["first_answer_s"] = round(first[h["host"]] - min(first.values()), 3) if h["host"] in first else None
+    (cell_dir / "wrk.txt").write_text("".join(
+        f"== {h['host']}: wrk -t{h['threads']} -c{h['connections']} (exit {h['exit']})\n"
+        + "\n".join(procs.read_lines(cell_dir / f"wrk-{h['host']}.txt")) + "\n" for h in hosts_out))
+    measured = {"wrk_command": " ; ".join(f"[{place.host('loadgen', i).name}] {' '.join(c)}" for (i, _, _), c in zip(plan, cmds)),
+                "wrk_exit": max(rcs),
+                "cpu_window_s": round(t1 - t0, 2),
+                # "box CPU" is the app's host's: what the app could not use
+                "cpu_box_pct": pct(app_host, 0), "cpu_steal_pct": pct(app_host, 2),
+                "cpu_remote_s": round((place.ticks(remote) - rem0) / procs.CLK_TCK, 2),
+                "cpu_wrk_s": round(sum(h["cpu_s"] or 0 for h in hosts_out), 2),
+                "load_hosts": hosts_out,
+                "host_cpu": {h.name: {"busy_pct": pct(h, 0), "steal_pct": pct(h, 2)} for h in used}}
+    if app:
+        measured.update(cpu_app_s=round((app1 - app0) / procs.CLK_TCK, 2), peak_rss_kb=peaks[0],
+                        peak_os_threads=peaks[1], resource_samples=sampler.samples)
+    jvm1 = (read_json(cell_dir / "stats.json") or {}).get("jvm") if stats_url else None
+    measured.update(jvm_figures(jvm0, jvm1))
+    if failed:
+        return f"load host {'; '.join(failed)}", measured
+    try:
+        merged = histogram.merge(docs)
+    except ValueError as e:
+        return f"wrk results not merged: {e}", measured
+    # The steady rate: each host's own (its completions over its own connections' spans), summed. One
+    # axis for all would need the hosts to start at once; ssh starts them up to ~0.4 s apart on a busy
+    # box (first_answer_s), and then the first C completions are no longer each connection's first.
+    rates = [steady_rate(d["completions_s"], h["connections"]) if d.get("completions_s") else (None, "no completion times")
+             for d, h in zip(docs, hosts_out)]
+    merged["steady_rps"] = None if any(r is None for r, _ in rates) else round(sum(r for r, _ in rates), 3)
+    merged["steady_how"] = f"the load hosts' own steady rates, summed ({'; '.join(sorted({how for _, how in rates}))})"
+    (cell_dir / "wrk.json").write_text(json.dumps(merged))
     if not stats_ok:
         return "GET /stats failed after wrk", measured
     return None, measured
@@ -121,7 +224,7 @@ def warm_up(s, url, wt, conns, out, pool=None, stats_url=None, measured_url=None
         seconds = warmup.FLOOR_S      # remote-sleep (the calibration) has no jvm object to judge: the rule's floor
     if seconds == 0:
         return {}
-    procs.run(place.command("loadgen", ["wrk", "-t", str(wt), "-c", str(conns), "-d", f"{seconds}s", url]), out=out)
+    place.run("loadgen", ["wrk", "-t", str(wt), "-c", str(conns), "-d", f"{seconds}s", url], out)
     return {"mode": "fixed", "seconds": seconds}
 
 
@@ -194,16 +297,17 @@ def _windows(url, wt, conns, out, stats_url, how, fault_url, schedule):
     while True:
         if windows and fault_url:
             fast_remote(fault_url, schedule)      # the window's own schedule, from its start
-        cmd = place.command("loadgen", ["wrk", "-t", str(wt), "-c", str(conns), "-d", f"{warmup.WINDOW_S}s", url])
-        procs.run(cmd, out=out.with_name(f"{out.stem}-{len(windows) + 1:02d}{out.suffix}"))
+        # from the first load host: a warm-up needs the app's code paths, not the split
+        cmd = ["wrk", "-t", str(wt), "-c", str(conns), "-d", f"{warmup.WINDOW_S}s", url]
+        place.run("loadgen", cmd, out.with_name(f"{out.stem}-{len(windows) + 1:02d}{out.suffix}"))
         reads.append({"t": time.monotonic(), "stats": procs.get_json(stats_url)})
         if reads[-2]["stats"] is None or reads[-1]["stats"] is None or "jvm" not in reads[-1]["stats"]:
             return {"mode": "auto", "outcome": "unknown", "text": "no /stats jvm object to judge the JIT by",
-                    "command": " ".join(cmd), "how": how, "windows": [w.to_json() for w in windows]}
+                    "command": place.shown("loadgen", cmd), "how": how, "windows": [w.to_json() for w in windows]}
         windows.append(warmup.window(reads[-2], reads[-1]))
         outcome, text = warmup.verdict(windows)
         if outcome != "warming":
-            return {"mode": "auto", "outcome": outcome, "text": text, "command": " ".join(cmd), "how": how,
+            return {"mode": "auto", "outcome": outcome, "text": text, "command": place.shown("loadgen", cmd), "how": how,
                     "seconds": round(sum(w.seconds for w in windows), 1),
                     "requests": sum(w.requests for w in windows), "windows": [w.to_json() for w in windows]}
 

@@ -26,9 +26,12 @@ def cpu_fields(m, duration_s):
         secs = m.get(key)
         return None if secs is None or not window_s else round(secs / window_s, 2)
     steal = {"cpu_steal_pct": m["cpu_steal_pct"]} if "cpu_steal_pct" in m else {}   # runs from before it have none
+    # HOSTS: each load host's share and each host's CPU (loadgens/wrk.py measure_on_hosts)
+    hosts = {k: m[k] for k in ("load_hosts", "host_cpu") if k in m}
     return {
         "cpu_box_pct": m.get("cpu_box_pct"),
         **steal,
+        **hosts,
         "cpu_app_cores": cores("cpu_app_s"),
         "cpu_remote_cores": cores("cpu_remote_s"),
         "cpu_wrk_cores": cores("cpu_wrk_s"),

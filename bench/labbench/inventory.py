@@ -1,0 +1,176 @@
+"""HOSTS=<an Ansible inventory> (issue 28): the host each role runs on, read with Ansible's own
+`ansible-inventory --list` (ansible-core pinned in .tools/ansible, bench/tools/install.sh ansible), so
+that an inventory means here exactly what it means to `make hosts`' playbook: INI or YAML, group_vars,
+ansible_host/ansible_port/ansible_user/ansible_ssh_private_key_file/ansible_ssh_common_args.
+
+Groups: app (one host), backend (one: remote-sleep), loadgen (one or more: wrk, the connections split
+evenly), db (PostgreSQL: not placed yet, see parse()). Variables of the lab's own: `cpus` (taskset's
+CPU list for the roles on that host), `lab_dir` (the repository there; default: this one's path) and
+`lab_java` (java there; default: this machine's path).
+
+Every ssh goes through one master connection per host (ControlMaster), opened by the checks: a
+command then costs a session, not a handshake (measured on the namespace hosts of
+bench/tools/netns-hosts.sh, on the busy 2-core box: ~430 ms a fresh connection, ~150 ms a session
+on the master).
+"""
+import hashlib
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from . import place
+from .checks import UsageError
+
+GROUPS = ("app", "backend", "loadgen")
+_control_dir = []          # the masters' socket directory, once made
+
+
+def ansible_bin():
+    """.tools/ansible/bin, installed once by bench/tools/install.sh ansible; UsageError when it cannot be."""
+    r = subprocess.run(["bench/tools/install.sh", "ansible"], stdout=subprocess.PIPE, text=True)
+    if r.returncode != 0 or not r.stdout.strip():
+        raise UsageError("HOSTS needs ansible-core in .tools/ansible, which could not be installed (see above); "
+                         "fix that and run: bench/tools/install.sh ansible")
+    return r.stdout.strip()
+
+
+def read(path):
+    """The inventory as ansible-inventory --list's JSON; UsageError when it cannot be read."""
+    if not Path(path).exists():
+        raise UsageError(f"HOSTS: {path} not found (an Ansible inventory: see docs/hosts.md)")
+    r = subprocess.run([f"{ansible_bin()}/ansible-inventory", "-i", str(path), "--list"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        raise UsageError(f"HOSTS: ansible-inventory could not read {path}: {r.stderr.strip().splitlines()[-1:]}")
+    return json.loads(r.stdout)
+
+
+def control_dir():
+    if not _control_dir:
+        _control_dir.append(tempfile.mkdtemp(prefix="lab-ssh-"))     # short: a socket path has ~100 bytes
+    return _control_dir[0]
+
+
+def host_of(name, hv, here):
+    """A place.Host from one host's variables."""
+    address = str(hv.get("ansible_host", name))
+    ssh = ["ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=5",
+           # a host lost mid-run ends its ssh within ~10 s, and its cell FAILS with the reason
+           "-o", "ServerAliveInterval=2", "-o", "ServerAliveCountMax=5",
+           "-o", "ControlMaster=auto", "-o", f"ControlPath={control_dir()}/%C", "-o", "ControlPersist=600"]
+    if hv.get("ansible_port"):
+        ssh += ["-p", str(hv["ansible_port"])]
+    if hv.get("ansible_ssh_private_key_file"):
+        ssh += ["-i", str(hv["ansible_ssh_private_key_file"])]
+    for key in ("ansible_ssh_common_args", "ansible_ssh_extra_args"):
+        ssh += shlex.split(str(hv.get(key, "")))
+    user = hv.get("ansible_user")
+    ssh.append(f"{user}@{address}" if user else address)
+    return place.Host(name=name, address=address, ssh=tuple(ssh), cpus=str(hv.get("cpus", "")),
+                      lab_dir=str(hv.get("lab_dir", here)), java=str(hv.get("lab_java", "")))
+
+
+def parse(path, s_backend="http", here=None):
+    """HOSTS -> {role: [Host]}; UsageError naming what is wrong."""
+    here = here or os.getcwd()
+    inv = read(path)
+    hostvars = inv.get("_meta", {}).get("hostvars", {})
+    out = {}
+    for group in GROUPS:
+        names = inv.get(group, {}).get("hosts", [])
+        if not names:
+            raise UsageError(f"HOSTS: {path} has no host in group '{group}' (the lab needs app, backend and "
+                             f"loadgen; see docs/hosts.md)")
+        if group != "loadgen" and len(names) > 1:
+            raise UsageError(f"HOSTS: group '{group}' has {len(names)} hosts ({', '.join(names)}); the lab runs one {group}")
+        out[group] = [host_of(n, hostvars.get(n, {}), here) for n in names]
+    if s_backend == "postgres":
+        raise UsageError("HOSTS: BACKEND=postgres is not placed on a db host yet; run it on one machine (HOSTS unset)")
+    return out
+
+
+def _sha(path):
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def check(hosts, inventory_path, java_here, jars):
+    """Every host reachable with its key, and what its roles need there (the repository's
+    bench/host-run.sh; wrk on a load host; java and the same jars as here on the app and backend
+    hosts). UsageError naming the host and the command that fixes it; opens each host's master."""
+    fix = f"make hosts HOSTS={inventory_path}"
+    roles_of = {}
+    for role, hs in hosts.items():
+        for h in hs:
+            roles_of.setdefault(h, []).append(role)
+    for h, roles in roles_of.items():
+        what = f"host {h.name} ({h.address}, {' and '.join(roles)})"
+        rc, out = place.remote_run(h, "true")
+        if rc != 0:
+            why = out.strip().splitlines()[-1] if out.strip() else f"ssh exited {rc}"
+            raise UsageError(f"HOSTS: {what} cannot be reached: {why}; check with: {shlex.join(h.ssh)} true")
+        java = h.java or java_here
+        needs = {"bench/host-run.sh": f"test -x {shlex.quote(h.lab_dir)}/bench/host-run.sh"}
+        if "loadgen" in roles:
+            needs["wrk"] = "command -v wrk"
+        if "app" in roles or "backend" in roles:
+            needs[java] = f"test -x {shlex.quote(java)}"
+        missing = [name for name, test in needs.items() if place.remote_run(h, test)[0] != 0]
+        if missing:
+            raise UsageError(f"HOSTS: on {what}: {', '.join(missing)} not found (lab_dir {h.lab_dir}); "
+                             f"provision it with: {fix}")
+        wanted = [j for role in roles for j in jars.get(role, [])]
+        if wanted:
+            rc, out = place.remote_run(h, f"cd {shlex.quote(h.lab_dir)} && sha256sum {' '.join(map(shlex.quote, wanted))}")
+            theirs = dict(reversed(line.split(None, 1)) for line in out.splitlines() if rc == 0 and "  " in line)
+            stale = [j for j in wanted if theirs.get(j, "").strip() != _sha(j)]
+            if stale:
+                raise UsageError(f"HOSTS: on {what}: {', '.join(stale)} missing or not this machine's build; "
+                                 f"copy them with: {fix}")
+
+
+def close():
+    """End every host's master connection (they would outlive the run by ControlPersist)."""
+    if not _control_dir:
+        return
+    d = _control_dir.pop()
+    for sock in Path(d).glob("*"):
+        subprocess.run(["ssh", "-o", f"ControlPath={sock}", "-O", "exit", "x"], stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def facts(hosts, java_here):
+    """Each host once: its CPUs, kernel and JDK, for the environment section."""
+    out = []
+    seen = set()
+    for role in GROUPS:
+        for h in hosts.get(role, []):
+            if h in seen:
+                continue
+            seen.add(h)
+            java = h.java or java_here
+            rc, text = place.remote_run(h, f"nproc; uname -r; {shlex.quote(java)} -version 2>&1 | head -1")
+            lines = text.splitlines() if rc == 0 else []
+            cpus = lines[0] if lines else "?"
+            out.append(f"{h.name}: {cpus} CPUs{f' (pinned to {h.cpus})' if h.cpus else ''}, kernel "
+                       f"{lines[1] if len(lines) > 1 else '?'}, {lines[2] if len(lines) > 2 else 'java ?'}")
+    return out
+
+
+def round_trip_ms(hosts, port):
+    """From each load host to the app's host: the fastest of 10 TCP connects to `port` (bash's
+    /dev/tcp, timed by bash's own EPOCHREALTIME, µs: no process started in between), in ms: {host name: ms}."""
+    app = hosts["app"][0]
+    script = (f"best=; for i in 1 2 3 4 5 6 7 8 9 10; do t0=${{EPOCHREALTIME/./}}; exec 3<>/dev/tcp/{app.address}/{port} && "
+              f"t1=${{EPOCHREALTIME/./}}; exec 3>&-; d=$(( t1 - t0 )); "
+              f"if [ -z \"$best\" ] || [ $d -lt $best ]; then best=$d; fi; done; echo $best")
+    out = {}
+    for h in hosts["loadgen"]:
+        rc, text = place.remote_run(h, f"bash -c {shlex.quote(script)}")
+        out[h.name] = round(int(text.strip()) / 1000, 3) if rc == 0 and text.strip().isdigit() else None
+    return out
+
