@@ -27,8 +27,10 @@ import org.junit.jupiter.params.provider.MethodSource;
 /**
  * {@code --max-in-flight N} ({@link Admission}), the same flag for every model: with N = 5, a burst
  * of 20 calls of 1 s at once gets exactly 5 answers 200 and 15 answers 503, each 503 within
- * {@value #REJECT_WITHIN_MS} ms of being sent (at once, no application code, no queue: one that
- * waited for a permit would take a call's 1 s; measured: 0-67 ms on 2 cores); then
+ * {@value #REJECT_WITHIN_MS} ms of being sent: half a call, because one that waited for a permit
+ * would wait for a whole 1 s call to end (measured: 0-67 ms on a quiet 2-core box; 182-221 ms for
+ * WebFlux on Netty with a CPU hog and a bench beside it, against a bound of 200 ms until
+ * 2026-11-26); then
  * the same burst again behaves the same, so the 5 permits came back — each exactly once, when
  * its request completed (an async request completes long after its thread returned: releasing
  * on return would admit all 20 the second time); /stats' admission counters agree.
@@ -43,7 +45,7 @@ public abstract class AdmissionContract extends RemoteFixture {
     static final int LIMIT = 5;
     static final int BURST = 20;
     static final int CALL_MS = 1000;
-    static final long REJECT_WITHIN_MS = 200;
+    static final long REJECT_WITHIN_MS = CALL_MS / 2;
 
     /** One app on one container: {@code threads} as {@code --threads} takes it ({@code 20}, {@code 1}, {@code v1}). */
     public record Cell(String app, String container, String threads) {

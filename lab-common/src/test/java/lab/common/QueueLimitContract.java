@@ -32,7 +32,8 @@ public abstract class QueueLimitContract extends RemoteFixture {
     static final int BURST = 10;
     static final int THREADS = 2;
     static final int CALL_MS = 1000;
-    static final long FAST_MS = 200;
+    /** "At once": within half a call; a refusal that waited for a thread or a permit would wait a whole call (AdmissionContract). */
+    static final long FAST_MS = CALL_MS / 2;
 
     private final Endpoint.Factory factory;
     private final String app;
