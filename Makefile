@@ -69,7 +69,7 @@ hosts: ## provision HOSTS=<Ansible inventory> for the lab's roles (ansible-playb
 	@test -e "$(HOSTS)" || { echo "ERROR: HOSTS=$(HOSTS): no such inventory" >&2; exit 2; }
 	@for m in remote-sleep sync-servlet async-servlet nio-servlet webflux-app; do \
 	  test -f $$m/target/$$m.jar || { echo "ERROR: $$m/target/$$m.jar is not built: run make build, then make hosts" >&2; exit 2; }; done
-	@bin=$$(bench/tools/install.sh ansible) && "$$bin/ansible-playbook" -i "$(HOSTS)" bench/hosts/site.yml
+	@bin=$$(bench/tools/install.sh ansible) && ANSIBLE_CONFIG=bench/hosts/ansible.cfg "$$bin/ansible-playbook" -i "$(HOSTS)" bench/hosts/site.yml
 
 clean: ## remove build output (target/ directories); results/ is kept
 	$(MVN) clean

@@ -57,3 +57,13 @@ def merge(docs):
             "connections": sum(d.get("connections") or 0 for d in docs),
             "histogram_us": [list(p) for p in merged]}
 
+
+def completions(docs):
+    """Every host's completion times on one axis (wrk-json.lua: seconds after each host's first, and
+    that first as Unix time), sorted, in seconds after the earliest, as one wrk would have written them;
+    {} when a host has none or no wall-clock start."""
+    if not all(d.get("completions_s") and d.get("completions_t0_unix") for d in docs):
+        return {}
+    t0 = min(d["completions_t0_unix"] for d in docs)
+    times = sorted(d["completions_t0_unix"] - t0 + t for d in docs for t in d["completions_s"])
+    return {"completions_s": [round(t, 4) for t in times], "completions_t0_unix": t0, "steady_responses": len(times)}

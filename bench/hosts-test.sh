@@ -1,0 +1,196 @@
+#!/usr/bin/env bash
+#
+# hosts-test.sh - HOSTS= end to end on hosts of the lab's own (issue 28): 5 network namespaces on one
+# bridge, each with its own sshd and a key made for this run (bench/tools/netns-hosts.sh): app,
+# backend, db, and two load hosts. Run by the smoke test (`make test`), ~1.5 min.
+#
+# Checks: an inventory without a group, an unreachable host, a refused key, a host without the lab's
+# files, and a setting HOSTS does not place all exit 2 and start nothing; `make hosts` provisions a
+# fresh lab_dir and changes nothing the second time; a tiny matrix with its roles spread over the
+# hosts: every cell ok, each host's wrk.json requests summing to the merged ones, the merged
+# percentiles equal to those of the union of the hosts' samples computed here, each role's process
+# in its host's namespace (bench/host-run.sh's "pid N on ... ADDRESS" line in its log); Ctrl-C mid-run
+# exits 130 and leaves nothing in any namespace; a load host cut off mid-cell fails that cell with the
+# reason and the run goes on. Nothing left after: no process of ours in a namespace, no ssh master, no
+# namespace. Prints "N passed, M failed" last; exits 1 when anything failed. Needs root (namespaces):
+# otherwise says so and exits 0 having checked nothing.
+#
+# USAGE: bench/hosts-test.sh
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+if [[ $(id -u) -ne 0 ]] || ! ip netns list >/dev/null 2>&1; then
+    echo "SKIPPED - HOSTS end to end: network namespaces need root (run as root, or try HOSTS with real hosts)"
+    exit 0
+fi
+export REMOTE_PORT=${REMOTE_PORT:-19100} APP_PORT=${APP_PORT:-19101} ADMIN_PORT=${ADMIN_PORT:-19102}
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/hosts-test.XXXXXX")
+H="$TMP/hosts"
+cleanup() { bench/tools/netns-hosts.sh down "$H" || true; rm -rf "$TMP"; }
+trap cleanup EXIT
+
+PASSED=0 FAILED=0
+check() {
+    local what=$1
+    shift
+    if "$@" >"$TMP/check.out" 2>&1; then
+        PASSED=$((PASSED + 1)); echo "ok   - $what"
+    else
+        FAILED=$((FAILED + 1)); echo "FAIL - $what"; sed 's/^/       /' "$TMP/check.out" | tail -n 15
+    fi
+}
+
+echo "== hosts [${SECONDS}s]"
+INV=$(bench/tools/netns-hosts.sh up "$H")
+# shellcheck disable=SC1091
+source "$H/hosts.env"
+TINY=(APPS="async-servlet sync-servlet" CONTAINERS=jetty THREADS=1 WRK_THREADS=2 CONNECTIONS=10 DURATION=2s
+      WARMUP=1s SLEEP_MS=100)
+
+# ours_left: a process in one of the set's namespaces other than its sshd.
+ours_left() {
+    local ns pid sshd
+    sshd=$(cat "$H"/sshd-h*.pid)
+    for ns in $NAMESPACES; do
+        for pid in $(ip netns pids "$ns"); do
+            grep -qx "$pid" <<<"$sshd" || { ps -o pid=,args= -p "$pid"; return 0; }
+        done
+    done
+    return 1
+}
+nothing_left() {
+    ! ours_left && [[ -z $(compgen -G "/tmp/lab-wrk-*" || true) ]]
+}
+
+# refused NAME INVENTORY EXPECTED [VAR=value...]: exit 2, ERROR naming it, the usage, no run directory.
+refused() {
+    local name=$1 inv=$2 expected=$3 rc=0
+    shift 3
+    env "${TINY[@]}" "$@" HOSTS="$inv" RESULTS_DIR="$TMP/r-$name" ./bench.sh >"$TMP/$name.out" 2>&1 || rc=$?
+    cat "$TMP/$name.out"
+    [[ $rc == 2 ]] && grep -q "^ERROR: .*$expected" "$TMP/$name.out" && grep -q "^Usage: " "$TMP/$name.out" \
+        && [[ ! -e "$TMP/r-$name" ]] && nothing_left
+}
+sed '/^\[backend\]/,/^$/d' "$INV" > "$TMP/no-backend.ini"
+check "an inventory without a backend group exits 2" refused no-group "$TMP/no-backend.ini" "no host in group 'backend'"
+sed "s/^h5 ansible_host=[0-9.]*/h5 ansible_host=$NET.99/" "$INV" > "$TMP/unreachable.ini"
+check "an unreachable load host exits 2 naming it" refused unreachable "$TMP/unreachable.ini" "host h5 ($NET.99, loadgen) cannot be reached"
+ssh-keygen -q -t ed25519 -N '' -f "$TMP/other_key"
+sed "s|^ansible_ssh_private_key_file=.*|ansible_ssh_private_key_file=$TMP/other_key|" "$INV" > "$TMP/key.ini"
+check "a refused key exits 2 naming the host" refused key "$TMP/key.ini" "host h1 ($NET.11, app) cannot be reached: .*Permission denied"
+sed "s/^h4 ansible_host=\([0-9.]*\)/h4 ansible_host=\1 lab_dir=\/nonexistent/" "$INV" > "$TMP/nodir.ini"
+check "a host without the lab's files exits 2 naming make hosts" refused nodir "$TMP/nodir.ini" \
+    "on host h4 .*bench/host-run.sh not found .*make hosts HOSTS="
+check "HOSTS with LOADGEN=vegeta exits 2" refused vegeta "$INV" "HOSTS places SCENARIO=call and the sweep with LOADGEN=wrk so far" LOADGEN=vegeta
+
+echo "== make hosts [${SECONDS}s]"
+sed "s|^lab_dir=.*|lab_dir=$TMP/lab|" "$INV" > "$TMP/fresh.ini"
+provisioned() {
+    make -s hosts HOSTS="$TMP/fresh.ini" >"$TMP/hosts1.out" 2>&1 || { cat "$TMP/hosts1.out"; return 1; }
+    make -s hosts HOSTS="$TMP/fresh.ini" >"$TMP/hosts2.out" 2>&1 || { cat "$TMP/hosts2.out"; return 1; }
+    grep -E '^h[0-9] +:' "$TMP/hosts1.out" "$TMP/hosts2.out"
+    grep -qE '^h1 +: .*changed=[1-9]' "$TMP/hosts1.out" && ! grep -qE 'changed=[1-9]|failed=[1-9]' "$TMP/hosts2.out" \
+        && [[ -x "$TMP/lab/bench/host-run.sh" && -f "$TMP/lab/remote-sleep/target/remote-sleep.jar" ]] \
+        && cmp -s "$TMP/lab/async-servlet/target/async-servlet.jar" async-servlet/target/async-servlet.jar
+}
+check "make hosts provisions a fresh lab_dir, then changes nothing" provisioned
+
+echo "== a tiny matrix on the hosts [${SECONDS}s]"
+rc=0
+env "${TINY[@]}" HOSTS="$INV" RESULTS_DIR="$TMP/run" ./bench.sh >"$TMP/run.out" 2>&1 || rc=$?
+check "the run exits 0 with every cell ok" bash -c "cat '$TMP/run.out' | tail -5; [[ $rc == 0 ]] && python3 -c \"
+import json; cells = json.load(open('$TMP/run/latest/results.json'))['cells']
+assert len(cells) == 2 and all(c['status'] == 'ok' for c in cells), [c['status'] for c in cells]\""
+check "no WARNING/ERROR line and no Traceback" bash -c "! grep -E '^(WARNING|ERROR)|Traceback' '$TMP/run.out'"
+merged() {
+    python3 - "$TMP/run/latest" <<'EOF'
+import json, math, sys
+from pathlib import Path
+run = Path(sys.argv[1])
+dirs = sorted(run.glob("cells/*/")) + sorted(run.glob("calibration/*/"))
+assert len(dirs) == 3, dirs
+for d in dirs:
+    merged = json.loads((d / "wrk.json").read_text())
+    hosts = [json.loads(p.read_text()) for p in sorted(d.glob("wrk-h*.json"))]
+    assert len(hosts) == 2, d
+    assert merged["requests"] == sum(h["requests"] for h in hosts) > 0, (d, merged["requests"])
+    # the union of the hosts' samples, each value as often as its count, sorted here
+    union = sorted(v for h in hosts for v, c in h["histogram_us"] for _ in range(c))
+    def pct(p):   # wrk's rule: the smallest value whose rank reaches round(p/100 * n + 0.5)
+        return union[max(1, math.floor(p / 100 * len(union) + 1)) - 1]
+    got = merged["latency_us"]
+    want = {"p50": pct(50), "p90": pct(90), "p99": pct(99), "min": union[0], "max": union[-1]}
+    assert {k: got[k] for k in want} == want, (d, got, want)
+    print(d.name, merged["requests"], "=", " + ".join(str(h["requests"]) for h in hosts), want)
+EOF
+}
+check "merged requests = the hosts' sum; merged percentiles = the union's" merged
+in_namespaces() {
+    local d="$TMP/run/latest" ok=0
+    want() {   # LOG ADDRESS: the role's host-run ran in the namespace with that address
+        if grep -q "^host-run: pid [0-9]* on .* $2/24" "$1"; then echo "$(basename "$1"): $2"; else echo "not at $2: $1"; ok=1; fi
+    }
+    want "$(ls "$d"/logs/*async-servlet*.log)" "$NET.11"
+    want "$d/logs/remote-sleep.log" "$NET.12"
+    for f in "$d"/cells/*/wrk-h4.txt; do want "$f" "$NET.14"; done
+    for f in "$d"/cells/*/wrk-h5.txt; do want "$f" "$NET.15"; done
+    return $ok
+}
+check "each role ran in its host's namespace" in_namespaces
+check "results.md shows the placement and each load host's share" bash -c "
+    grep -q '^| roles on hosts (HOSTS) | app on h1 $NET.11; backend on h2 $NET.12; loadgen on h4 $NET.14, h5 $NET.15 |' '$TMP/run/latest/results.md' &&
+    grep -q '^## Load hosts (HOSTS)' '$TMP/run/latest/results.md' &&
+    (( \$(grep -c '^| [0-9a-z].* | h[45] | 1 | 5 |' '$TMP/run/latest/results.md') == 6 ))"
+check "nothing left in the namespaces after the run" nothing_left
+
+echo "== Ctrl-C mid-run [${SECONDS}s]"
+interrupted() {
+    local rc=0
+    env "${TINY[@]}" DURATION=20s HOSTS="$INV" RESULTS_DIR="$TMP/int" ./bench.sh >"$TMP/int.out" 2>&1 &
+    local pid=$!
+    for _ in $(seq 1 300); do
+        grep -q '^  \$ \[h4\] wrk .*/call' "$TMP/int.out" 2>/dev/null && break
+        sleep 0.1
+    done
+    sleep 2
+    kill -INT "$pid"
+    wait "$pid" || rc=$?
+    tail -3 "$TMP/int.out"
+    [[ $rc == 130 ]] && nothing_left && [[ -f "$TMP/int/latest/results.md" ]]
+}
+check "Ctrl-C exits 130, keeps the results and leaves nothing on any host" interrupted
+
+echo "== a load host cut off mid-cell [${SECONDS}s]"
+cut_off() {
+    local rc=0
+    env "${TINY[@]}" APPS=async-servlet DURATION=8s HOSTS="$INV" RESULTS_DIR="$TMP/lost" ./bench.sh >"$TMP/lost.out" 2>&1 &
+    local pid=$!
+    for _ in $(seq 1 300); do
+        grep -q '^  \$ \[h5\] wrk .*/call' "$TMP/lost.out" 2>/dev/null && break
+        sleep 0.1
+    done
+    ip link set "${BRIDGE%br}v5" down          # h5's cable
+    wait "$pid" || rc=$?
+    ip link set "${BRIDGE%br}v5" up
+    tail -4 "$TMP/lost.out"
+    # the lost host's wrk ends by itself (-d 8s): wait for it before looking for leftovers
+    for _ in $(seq 1 40); do ours_left >/dev/null || break; sleep 0.5; done
+    # (its wrk.json stays in h5's /tmp: the bench could not reach it to fetch or delete it)
+    rm -f /tmp/lab-wrk-*-h5.json
+    [[ $rc == 1 ]] && grep -q '^\[1/1\] .* FAILED: load host h5: wrk exit 255 (ssh: host lost or not reached)' "$TMP/lost.out" \
+        && grep -q '== done: 1 cells (1 FAILED)' "$TMP/lost.out" && nothing_left
+}
+check "a load host lost mid-cell fails the cell with the reason, and the run ends" cut_off
+
+echo "== down [${SECONDS}s]"
+bench/tools/netns-hosts.sh down "$H"
+gone() {
+    local ns
+    for ns in $NAMESPACES; do ip netns list | grep -qw "$ns" && { echo "$ns still there"; return 1; }; done
+    ! ip link show "$BRIDGE" >/dev/null 2>&1 && ! pgrep -f "sshd -f $H/sshd_config" && [[ -z $(compgen -G "/tmp/lab-ssh-*" || true) ]]
+}
+check "no namespace, bridge, sshd or ssh master left" gone
+
+echo "$PASSED passed, $FAILED failed in ${SECONDS}s"
+((FAILED == 0))
