@@ -17,7 +17,8 @@
 # sync-servlet does not); fan-out; one WARMUP=auto run (the others use 1 s). After every run: no line starting with WARNING or ERROR and no
 # Traceback in its output, and 0 errors (connect, read, write, non-2xx status) and 0 timeouts in
 # every ok wrk cell. `make sweep` runs on a tiny sweep (2 levels x 2 variants, 2 s cells): its
-# tables, knee line and chart files. shellcheck when it is installed.
+# tables, knee line and chart files. HOSTS on 5 network namespaces with an sshd each
+# (bench/hosts-test.sh). shellcheck when it is installed.
 # Prints "N passed, M failed" last and exits 1 when anything failed.
 #
 # USAGE: bench/smoke-test.sh        (ports 19100-19102 by default; override with REMOTE_PORT etc.)
@@ -529,8 +530,13 @@ check "fan-out: no errors or timeouts in the wrk cells" no_errors "$TMP/fanout/l
 check "results.md has the fan-out section" grep -q '^## One request, many calls (SCENARIO=fanout)' \
     "$TMP/fanout/latest/results.md"
 
+section "HOSTS: the roles on 5 namespace hosts, each with its own sshd (bench/hosts-test.sh, about 100 s)"
+hosts_test() { bench/hosts-test.sh; }
+check "HOSTS end to end (bench/hosts-test.sh: its lines below when it fails)" hosts_test
+grep -E '^(ok|FAIL|SKIPPED) ' "$TMP/check.out" | sed 's/^/     /'
+
 if command -v shellcheck >/dev/null; then
-    check "shellcheck bench.sh bench/*.sh" shellcheck bench.sh bench/*.sh
+    check "shellcheck bench.sh bench/*.sh bench/tools/*.sh" shellcheck bench.sh bench/*.sh bench/tools/*.sh
 else
     echo "(shellcheck not installed: skipped; make test installs it)"
 fi

@@ -93,6 +93,21 @@ def parse(path, s_backend="http", here=None):
     return out
 
 
+def plain_ssh(h):
+    """h's ssh command without the run's own master connection and keep-alives: what a user types to check."""
+    own = ("ControlMaster", "ControlPath", "ControlPersist", "ServerAliveInterval", "ServerAliveCountMax")
+    pairs, i = [], 0
+    while i < len(h.ssh):
+        if h.ssh[i] == "-o" and i + 1 < len(h.ssh):
+            if not h.ssh[i + 1].startswith(own):
+                pairs += [h.ssh[i], h.ssh[i + 1]]
+            i += 2
+        else:
+            pairs.append(h.ssh[i])
+            i += 1
+    return pairs
+
+
 def _sha(path):
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
@@ -111,7 +126,7 @@ def check(hosts, inventory_path, java_here, jars):
         rc, out = place.remote_run(h, "true")
         if rc != 0:
             why = out.strip().splitlines()[-1] if out.strip() else f"ssh exited {rc}"
-            raise UsageError(f"HOSTS: {what} cannot be reached: {why}; check with: {shlex.join(h.ssh)} true")
+            raise UsageError(f"HOSTS: {what} cannot be reached: {why}; check with: {shlex.join(plain_ssh(h))} true")
         java = h.java or java_here
         needs = {"bench/host-run.sh": f"test -x {shlex.quote(h.lab_dir)}/bench/host-run.sh"}
         if "loadgen" in roles:

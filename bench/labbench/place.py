@@ -30,6 +30,7 @@ CPU_LIST = re.compile(r"[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*")
 _cpus = {}      # role -> CPU list text, as parsed from CPUSETS; empty: no pinning
 _hosts = {}     # role -> [Host], as parsed from HOSTS; empty: every role on this machine
 _started = {}   # a remote role's process (its ssh) -> (its Host, its log): where to read its pid
+_lost = set()   # hosts whose ssh ended 255 mid-run (lost())
 
 
 @dataclass(frozen=True)
@@ -111,6 +112,7 @@ def configure(cpusets, hosts=None):
     _cpus.update(cpusets)
     _hosts.clear()
     _hosts.update(hosts or {})
+    _lost.clear()
 
 
 def command(role, cmd, i=0, env=None):
@@ -172,8 +174,18 @@ def java(role, here):
     return h.java or here if h.remote else here
 
 
+def lost(h=None):
+    """Mark host h lost (its ssh ended 255 mid-run: unreachable); the hosts so marked, without h.
+    A lost host is not asked again in this run: each call would wait its ssh's connect timeout."""
+    if h is not None:
+        _lost.add(h)
+    return set(_lost)
+
+
 def remote_run(h, command, timeout=20):
     """A short command on host h (its shell's words): (exit code, stdout text)."""
+    if h in _lost:
+        return 255, f"host {h.name} was lost earlier in this run"
     try:
         r = subprocess.run([*h.ssh, command], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True, timeout=timeout)

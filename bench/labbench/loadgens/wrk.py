@@ -85,6 +85,9 @@ def measure_on_hosts(s, cell_dir, url, wt, conns, remote, app, stats_url, timeou
     measure(), plus each host's share (load_hosts) and each host's CPU (host_cpu)."""
     timeout_s = seconds_of(timeout) if timeout else s.wrk_timeout_s
     plan = shares(wt, conns, len(place.hosts("loadgen")))
+    gone = [place.host("loadgen", i).name for i, _, _ in plan if place.host("loadgen", i) in place.lost()]
+    if gone:
+        return f"load host {', '.join(gone)} was lost earlier in this run", {}
     cmds, procs_, tmp = [], [], f"/tmp/lab-wrk-{os.getpid()}-{cell_dir.name}"
     for i, t, c in plan:
         h = place.host("loadgen", i)
@@ -102,6 +105,9 @@ def measure_on_hosts(s, cell_dir, url, wt, conns, remote, app, stats_url, timeou
         env = {"WRK_JSON": f"{tmp}-{h.name}.json", "WRK_CONNECTIONS": str(c), "WRK_TIMEOUT_S": str(timeout_s)}
         procs_.append(place.start("loadgen", cmd, cell_dir / f"wrk-{h.name}.txt", env, i))
     rcs = [procs.wait(p) for p in procs_]
+    for (i, _, _), rc in zip(plan, rcs):
+        if rc == 255:                  # ssh's own failure: the host did not answer its keep-alives
+            place.lost(place.host("loadgen", i))
     peaks = sampler.stop() if sampler else None
     stats_ok = save(stats_url, cell_dir / "stats.json") if stats_url else True
     t1 = time.monotonic()
