@@ -379,7 +379,10 @@ def run_cell(lab, app, cell):
         rec.save(d / "cell.json")
         return rec.status
 
-    reason = _prepare(lab, app, cell, d, rec, since_start)
+    gone = sorted(h.name for role in place.ROLES for h in place.hosts(role) if h in place.lost())
+    # HOSTS: a host lost earlier in the run is not asked again (place.lost): the cell fails at once
+    reason = (f"host {', '.join(gone)} was lost earlier in this run" if gone
+              else _prepare(lab, app, cell, d, rec, since_start))
     if reason is None:
         reason = _measure(lab, app, cell, d, rec, since_start)
     rec.status = "ok" if reason is None else f"FAILED: {reason}"

@@ -71,7 +71,8 @@ def host_of(name, hv, here):
     user = hv.get("ansible_user")
     ssh.append(f"{user}@{address}" if user else address)
     return place.Host(name=name, address=address, ssh=tuple(ssh), cpus=str(hv.get("cpus", "")),
-                      lab_dir=str(hv.get("lab_dir", here)), java=str(hv.get("lab_java", "")))
+                      lab_dir=str(hv.get("lab_dir", here)), java=str(hv.get("lab_java", "")),
+                      port=int(hv.get("ansible_port", 22)))
 
 
 def parse(path, s_backend="http", here=None):
@@ -112,7 +113,7 @@ def _sha(path):
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def check(hosts, inventory_path, java_here, jars):
+def check(hosts, inventory_path, java_here, jars, loadgens=("wrk",)):
     """Every host reachable with its key, and what its roles need there (the repository's
     bench/host-run.sh; wrk on a load host; java and the same jars as here on the app and backend
     hosts). UsageError naming the host and the command that fixes it; opens each host's master."""
@@ -129,8 +130,10 @@ def check(hosts, inventory_path, java_here, jars):
             raise UsageError(f"HOSTS: {what} cannot be reached: {why}; check with: {shlex.join(plain_ssh(h))} true")
         java = h.java or java_here
         needs = {"bench/host-run.sh": f"test -x {shlex.quote(h.lab_dir)}/bench/host-run.sh"}
-        if "loadgen" in roles:
+        if "loadgen" in roles and "wrk" in loadgens:
             needs["wrk"] = "command -v wrk"
+        if "loadgen" in roles and "vegeta" in loadgens:
+            needs[".tools/bin/vegeta"] = f"test -x {shlex.quote(h.lab_dir)}/.tools/bin/vegeta"
         if "app" in roles or "backend" in roles:
             needs[java] = f"test -x {shlex.quote(java)}"
         missing = [name for name, test in needs.items() if place.remote_run(h, test)[0] != 0]
@@ -176,11 +179,11 @@ def facts(hosts, java_here):
     return out
 
 
-def round_trip_ms(hosts, port):
-    """From each load host to the app's host: the fastest of 10 TCP connects to `port` (bash's
+def round_trip_ms(hosts):
+    """From each load host to the app's host: the fastest of 10 TCP connects to its sshd (bash's
     /dev/tcp, timed by bash's own EPOCHREALTIME, µs: no process started in between), in ms: {host name: ms}."""
     app = hosts["app"][0]
-    script = (f"best=; for i in 1 2 3 4 5 6 7 8 9 10; do t0=${{EPOCHREALTIME/./}}; exec 3<>/dev/tcp/{app.address}/{port} && "
+    script = (f"best=; for i in 1 2 3 4 5 6 7 8 9 10; do t0=${{EPOCHREALTIME/./}}; exec 3<>/dev/tcp/{app.address}/{app.port} && "
               f"t1=${{EPOCHREALTIME/./}}; exec 3>&-; d=$(( t1 - t0 )); "
               f"if [ -z \"$best\" ] || [ $d -lt $best ]; then best=$d; fi; done; echo $best")
     out = {}

@@ -96,7 +96,7 @@ def main(argv):
     try:
         m = machine.check(s)
         if s.hosts:
-            inventory.check(s.hosts, s.raw["HOSTS"], m.java, host_jars(s))
+            inventory.check(s.hosts, s.raw["HOSTS"], m.java, host_jars(s), s.loadgens)
         run_dir = start_run(s, m, cells, left_out, limit_plan)
         rc = run(Lab(s, m, run_dir), cells)
     except Fatal as e:
@@ -194,7 +194,7 @@ def host_lines(s, m, run_dir):
     if not s.hosts:
         return []
     facts = inventory.facts(s.hosts, m.java)
-    rtt = inventory.round_trip_ms(s.hosts, 22)
+    rtt = inventory.round_trip_ms(s.hosts)
     rtt_text = ", ".join(f"{name} {ms if ms is not None else '?'} ms" for name, ms in rtt.items())
     put(run_dir / "meta.txt", hosts=place.describe_hosts(), host_facts="; ".join(facts), round_trip_ms=rtt_text)
     return ([f"== hosts ({s.raw['HOSTS']}): {place.describe_hosts()}"] + [f"   {f}" for f in facts]

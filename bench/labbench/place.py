@@ -42,6 +42,7 @@ class Host:
     cpus: str = ""              # taskset's CPU list for the roles on it ("": every CPU)
     lab_dir: str = ""           # the repository there (bench/host-run.sh, the jars)
     java: str = ""              # the JDK's java there ("": the same path as here)
+    port: int = 22              # its sshd's
     groups: tuple = field(default=(), compare=False)
 
     @property
@@ -255,8 +256,10 @@ class RemoteSampler:
     def start(self):
         import threading
         loop = (f"while grep -E '^(VmRSS|Threads):' /proc/{self.pid}/status; do echo .; sleep {self.interval_s}; done")
-        self._proc = subprocess.Popen([*self.host.ssh, loop], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                      stderr=subprocess.DEVNULL, text=True)
+        with procs.signals_held():         # a child of ours like any other: stop_all() stops it too
+            self._proc = subprocess.Popen([*self.host.ssh, loop], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                          stderr=subprocess.DEVNULL, text=True, preexec_fn=procs.in_child)
+            procs.CHILDREN.append(self._proc)
         self._thread = threading.Thread(target=self._read, name="remote-sampler", daemon=True)
         self._thread.start()
         return self
@@ -276,8 +279,7 @@ class RemoteSampler:
                 text += line
 
     def stop(self):
-        self._proc.terminate()
-        self._proc.wait()
+        procs.stop(self._proc)
         self._thread.join(5)
         return self.peak_rss_kb, self.peak_threads
 
@@ -295,13 +297,25 @@ def ran_cpu_s(log):
 
 
 def fetch(role, i, remote_path, local_path):
-    """Copy a file a role wrote on its host here, and delete it there; False when it is not there."""
+    """Copy a file a role wrote on its host here (bytes as they are), and delete it there; False
+    when it is not there."""
     h = host(role, i)
-    rc, out = remote_run(h, f"cat {shlex.quote(remote_path)} && rm -f {shlex.quote(remote_path)}", timeout=60)
-    if rc != 0:
+    if h in _lost:
         return False
-    Path(local_path).write_text(out)
+    try:
+        r = subprocess.run([*h.ssh, f"cat {shlex.quote(remote_path)} && rm -f {shlex.quote(remote_path)}"],
+                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=120)
+    except subprocess.TimeoutExpired:
+        return False
+    if r.returncode != 0:
+        return False
+    Path(local_path).write_bytes(r.stdout)
     return True
+
+
+def put_text(role, i, remote_path, text):
+    """Write a small text file on the role's host (eg, vegeta's targets); False when it could not."""
+    return remote_run(host(role, i), f"printf %s {shlex.quote(text)} > {shlex.quote(remote_path)}")[0] == 0
 
 
 def cpu_count(role):

@@ -38,7 +38,7 @@ def signals_held():
         signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
 
 
-def _in_child():
+def in_child():
     """Runs in the child before exec: a group of its own, and the signals we held unblocked
     (a signal mask survives exec, and a child that cannot get TERM cannot be stopped)."""
     os.setpgid(0, 0)
@@ -53,7 +53,7 @@ def start(cmd, out=None, env=None, stop_by_stdin=False):
         log = open(out, "wb") if out else None
         try:
             p = subprocess.Popen(cmd, stdin=subprocess.PIPE if stop_by_stdin else subprocess.DEVNULL, stdout=log,
-                                 stderr=subprocess.STDOUT if log else None, env=env, preexec_fn=_in_child)
+                                 stderr=subprocess.STDOUT if log else None, env=env, preexec_fn=in_child)
         finally:
             if log:
                 log.close()

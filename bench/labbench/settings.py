@@ -142,7 +142,7 @@ Settings (current value):
   CPUSETS="{v['CPUSETS']}"                  pin roles to CPUs (taskset), eg, "app=1 rest=0": roles app, backend (remote-sleep,
                                PostgreSQL), loadgen (wrk, vegeta, pgbench, slow clients), rest = the others
   HOSTS="{v['HOSTS']}"                    an Ansible inventory: groups app, backend, loadgen (one or more) on hosts of
-                               their own, reached over ssh (SCENARIO=call and the sweep, LOADGEN=wrk); docs/hosts.md
+                               their own, reached over ssh (SCENARIO=call and the sweep; wrk, vegeta); docs/hosts.md
 
 The sweep (`make sweep`, `./bench.sh sweep`, or any run with SWEEP set): how far each model scales.
 Each variant runs at every level of SWEEP as wrk -c (one app reused upward, warmed up at each level),
@@ -212,10 +212,10 @@ def _hosts(v, scenario_names, loadgens, mode):
         return {}
     if v["CPUSETS"].strip():
         raise UsageError("HOSTS and CPUSETS: with HOSTS, pin a host's roles with its `cpus` variable in the inventory")
-    others = [sc for sc in scenario_names if sc != "call"]
-    if others or loadgens != ["wrk"]:
-        raise UsageError(f"HOSTS places SCENARIO=call and the sweep with LOADGEN=wrk so far, not "
-                         f"{' '.join(others + [g for g in loadgens if g != 'wrk'])}: run those on one machine (HOSTS unset)")
+    others = [sc for sc in scenario_names if sc != "call"] + [g for g in loadgens if g not in ("wrk", "vegeta")]
+    if others:
+        raise UsageError(f"HOSTS places SCENARIO=call and the sweep with LOADGEN=wrk or vegeta so far, not "
+                         f"{' '.join(others)}: run those on one machine (HOSTS unset)")
     return inventory.parse(v["HOSTS"].strip(), v.get("BACKEND", "http"))
 
 

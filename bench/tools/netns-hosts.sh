@@ -112,6 +112,10 @@ UsePAM no
 StrictModes no
 MaxSessions 200
 MaxStartups 200:30:400
+# A client that stopped answering (a test cuts a host's link) ends its session within ~6 s, like the
+# bench's own keep-alives end its side, instead of lingering until TCP gives up.
+ClientAliveInterval 2
+ClientAliveCountMax 3
 LogLevel ERROR
 EOF
 

@@ -11,6 +11,7 @@ vegeta itself never caps the test; -timeout is the cell's wrk --timeout, above t
 """
 import json
 import math
+import os
 import subprocess
 import time
 from datetime import datetime, timezone
@@ -38,6 +39,8 @@ def measure(vegeta, cell_dir, url, rate, duration_s, timeout_s, sleep_ms, stats_
     """Attack url at `rate` req/s for duration_s; write vegeta.bin, vegeta.json (vegeta's own
     report) and vegeta-summary.json (our counts of timeouts and other errors), and the app's
     /stats at the end (stats.json). (None when it worked, else the reason; what was measured)."""
+    if place.placed():
+        return measure_on_hosts(vegeta, cell_dir, url, rate, duration_s, timeout_s, sleep_ms, stats_url)
     binary = cell_dir / "vegeta.bin"
     targets = cell_dir / "targets.txt"
     targets.write_text(f"GET {url}\n")
@@ -59,11 +62,18 @@ def measure(vegeta, cell_dir, url, rate, duration_s, timeout_s, sleep_ms, stats_
     measured.update(jvm_figures(jvm0, (stats or {}).get("jvm")))
     if rc != 0 or not binary.exists():
         return f"vegeta attack failed (exit {rc}, see vegeta.txt)", measured
-    report = subprocess.run([vegeta, "report", "-type=json", str(binary)], capture_output=True, text=True)
+    return summarise(vegeta, cell_dir, [binary]), measured
+
+
+def summarise(vegeta, cell_dir, binaries):
+    """vegeta.json (vegeta's own report over every result file: several load hosts' are merged by
+    vegeta itself) and vegeta-summary.json (our counts of its results); None, or why not."""
+    files = [str(b) for b in binaries]
+    report = subprocess.run([vegeta, "report", "-type=json", *files], capture_output=True, text=True)
     if report.returncode != 0:
-        return f"vegeta report failed: {report.stderr.strip()[:200]}", measured
+        return f"vegeta report failed: {report.stderr.strip()[:200]}"
     (cell_dir / "vegeta.json").write_text(report.stdout)
-    encoded = subprocess.run([vegeta, "encode", "--to=json", str(binary)], capture_output=True, text=True)
+    encoded = subprocess.run([vegeta, "encode", "--to=json", *files], capture_output=True, text=True)
     timeouts = other = 0
     answered = []                # when each successful answer arrived, s since the epoch
     for line in encoded.stdout.splitlines():
@@ -84,7 +94,71 @@ def measure(vegeta, cell_dir, url, rate, duration_s, timeout_s, sleep_ms, stats_
     served = (len(answered) - 1) / (answered[-1] - answered[0]) if len(answered) > 1 and answered[-1] > answered[0] else None
     (cell_dir / "vegeta-summary.json").write_text(json.dumps(
         {"timeouts": timeouts, "other_errors": other, "served_rps": served}) + "\n")
-    return None, measured
+    return None
+
+
+def rates(rate, n):
+    """RATE split evenly over n load hosts: [(host index, req/s)], the remainder to the first hosts."""
+    return [(i, rate // n + (i < rate % n)) for i in range(n) if rate // n + (i < rate % n)]
+
+
+def measure_on_hosts(vegeta, cell_dir, url, rate, duration_s, timeout_s, sleep_ms, stats_url):
+    """HOSTS: vegeta on every load host at once, each at its share of RATE (vegeta's documented
+    distributed attack), each host's result file fetched (vegeta-HOST.bin) and reported by vegeta
+    itself over all of them (summarise). The same result as measure(), plus each host's share."""
+    plan = rates(rate, len(place.hosts("loadgen")))
+    gone = [place.host("loadgen", i).name for i, _ in plan if place.host("loadgen", i) in place.lost()]
+    if gone:
+        return f"load host {', '.join(gone)} was lost earlier in this run", {}
+    tmp, procs_, cmds = f"/tmp/lab-vegeta-{os.getpid()}-{cell_dir.name}", [], []
+    for i, r in plan:
+        h = place.host("loadgen", i)
+        if not place.put_text("loadgen", i, f"{tmp}-{h.name}.targets", f"GET {url}\n"):
+            return f"load host {h.name}: could not write vegeta's targets there", {}
+        # the pinned vegeta of `make hosts`, in the repository there (host-run runs from it)
+        cmds.append(command(".tools/bin/vegeta", f"{tmp}-{h.name}.targets", r, duration_s, timeout_s, sleep_ms,
+                            f"{tmp}-{h.name}.bin"))
+        print(f"  $ {place.shown('loadgen', [str(c) for c in cmds[-1]], i)}")
+    jvm0 = (procs.get_json(stats_url) or {}).get("jvm") if stats_url else None
+    box0, t0 = place.box_ticks("app"), time.monotonic()
+    for (i, _), cmd in zip(plan, cmds):
+        procs_.append(place.start("loadgen", [str(c) for c in cmd], cell_dir / f"vegeta-{place.host('loadgen', i).name}.txt", i=i))
+    rcs = [procs.wait(p) for p in procs_]
+    stats = procs.get_json(stats_url) if stats_url else None
+    if stats_url and stats is None:
+        return "GET /stats failed after vegeta", {}
+    if stats:
+        (cell_dir / "stats.json").write_text(json.dumps(stats))
+    box1, t1 = place.box_ticks("app"), time.monotonic()
+    busy, total = box1[0] - box0[0], box1[1] - box0[1]
+    hosts_out, binaries, failed = [], [], []
+    for (i, r), rc in zip(plan, rcs):
+        h = place.host("loadgen", i)
+        if rc == 255:
+            place.lost(h)
+        local = cell_dir / f"vegeta-{h.name}.bin"
+        got = rc == 0 and place.fetch("loadgen", i, f"{tmp}-{h.name}.bin", local)
+        place.remote_run(h, f"rm -f {tmp}-{h.name}.targets")
+        if got:
+            binaries.append(local)
+            own = subprocess.run([vegeta, "report", "-type=json", str(local)], capture_output=True, text=True)
+            requests = json.loads(own.stdout).get("requests") if own.returncode == 0 else None
+        else:
+            requests = None
+            failed.append(f"{h.name}: vegeta exit {rc}{' (ssh: host lost or not reached)' if rc == 255 else ''}")
+        hosts_out.append({"host": h.name, "rate": r, "exit": rc, "requests": requests,
+                          "rps": None if requests is None else round(requests / duration_s, 2),
+                          "cpu_s": place.ran_cpu_s(cell_dir / f"vegeta-{h.name}.txt")})
+    (cell_dir / "vegeta.txt").write_text("".join(
+        f"== {h['host']}: vegeta at {h['rate']} req/s (exit {h['exit']})\n"
+        + "\n".join(procs.read_lines(cell_dir / f"vegeta-{h['host']}.txt")) + "\n" for h in hosts_out))
+    measured = {"vegeta_command": " ; ".join(place.shown("loadgen", [str(c) for c in cmd], i) for (i, _), cmd in zip(plan, cmds)),
+                "vegeta_exit": max(rcs), "cpu_box_pct": round(100 * busy / total if total else 0, 1),
+                "cpu_window_s": round(t1 - t0, 2), "load_hosts": hosts_out}
+    measured.update(jvm_figures(jvm0, (stats or {}).get("jvm")))
+    if failed:
+        return f"load host {'; '.join(failed)}", measured
+    return summarise(vegeta, cell_dir, binaries), measured
 
 
 def epoch_s(stamp):

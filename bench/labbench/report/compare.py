@@ -299,6 +299,7 @@ SETTINGS = (
     ("APP_ARGS", _words("app_args"), "value"),
     ("BACKEND", lambda m: m.get("backend") or "http", "quiet"),
     ("CPUSETS", lambda m: (m.get("cpusets") or "not pinned") if "cpusets" in m else None, "quiet"),
+    ("HOSTS", lambda m: m.get("hosts") or "one machine", "quiet"),
     ("DB_POOL", _words("db_pool"), "value"),
     ("DB_QUERY", _words("db_query"), "value"),
     ("DB_DRIVERS", _words("db_drivers"), "list"),

@@ -1,0 +1,89 @@
+"""HOSTS (issue 28) without hosts: how place.py wraps a role's command for its host, how wrk's -t and
+-c split over load hosts, what host-run's lines give back, how an inventory host's variables become
+its ssh command, and the load hosts' completions on one axis. End to end on network namespaces:
+bench/hosts-test.sh."""
+import shlex
+import tempfile
+import unittest
+from pathlib import Path
+
+from labbench import inventory, place
+from labbench.loadgens import histogram, wrk
+
+
+def remote(name="h4", cpus=""):
+    return place.Host(name=name, address="10.0.0.4", ssh=("ssh", "-o", "BatchMode=yes", f"root@10.0.0.4"),
+                      cpus=cpus, lab_dir="/srv/lab")
+
+
+class Shares(unittest.TestCase):
+    def test_even_split_with_the_remainders_first(self):
+        self.assertEqual([(0, 1, 50), (1, 1, 50)], wrk.shares(2, 100, 2))
+        self.assertEqual([(0, 4, 34), (1, 3, 33), (2, 3, 33)], wrk.shares(10, 100, 3))
+
+    def test_every_host_gets_a_thread_and_none_more_threads_than_connections(self):
+        self.assertEqual([(0, 1, 3), (1, 1, 2)], wrk.shares(1, 5, 2))
+        self.assertEqual([(0, 2, 2), (1, 1, 1)], wrk.shares(100, 3, 2))
+
+    def test_a_host_without_a_connection_is_left_out(self):
+        self.assertEqual([(0, 1, 1)], wrk.shares(1, 1, 2))
+
+
+class Commands(unittest.TestCase):
+    def tearDown(self):
+        place.configure({})
+
+    def test_here_the_command_is_unchanged_or_pinned(self):
+        place.configure({})
+        self.assertEqual(["wrk", "-c", "10"], place.command("loadgen", ["wrk", "-c", "10"]))
+        place.configure({"loadgen": "0"})
+        self.assertEqual(["taskset", "-c", "0", "wrk"], place.command("loadgen", ["wrk"]))
+
+    def test_on_a_host_it_goes_through_ssh_and_host_run_with_its_cpus_and_env(self):
+        place.configure({}, {"app": [remote("h1")], "backend": [remote("h2")],
+                             "loadgen": [remote("h4", cpus="0"), remote("h5")]})
+        cmd = place.command("loadgen", ["wrk", "-d", "10s", "http://10.0.0.1:8080/call?x=1 2"], 0, {"WRK_JSON": "/tmp/a b.json"})
+        self.assertEqual(["ssh", "-o", "BatchMode=yes", "root@10.0.0.4"], cmd[:4])
+        self.assertEqual(["/srv/lab/bench/host-run.sh", "--cpus", "0", "--env", "WRK_JSON=/tmp/a b.json", "--",
+                          "wrk", "-d", "10s", "http://10.0.0.1:8080/call?x=1 2"], shlex.split(cmd[4]))
+        self.assertNotIn("--cpus", shlex.split(place.command("loadgen", ["wrk"], 1)[4]))
+        self.assertEqual("10.0.0.4", place.address("app"))
+        self.assertEqual("[h4] wrk -c 5", place.shown("loadgen", ["wrk", "-c", "5"]))
+        self.assertEqual(1, place.cpu_count("loadgen"))
+        self.assertIsNone(place.cpu_count("app"))
+
+    def test_the_commands_cpu_from_host_runs_times(self):
+        with tempfile.TemporaryDirectory() as d:
+            log = Path(d, "wrk-h4.txt")
+            log.write_text("host-run: pid 42 on vm 10.0.0.4/24\nRunning 10s test\n"
+                           "host-run: exit 0, then the shell's and its children's user and system CPU:\n"
+                           "0m0.003s 0m0.001s\n1m2.500s 0m0.250s\n")
+            self.assertEqual(62.75, place.ran_cpu_s(log))
+            log.write_text("host-run: pid 42 on vm 10.0.0.4/24\n")     # still running, or its ssh lost
+            self.assertIsNone(place.ran_cpu_s(log))
+
+
+class InventoryHosts(unittest.TestCase):
+    def test_ansible_variables_make_the_ssh_command(self):
+        h = inventory.host_of("h4", {"ansible_host": "10.0.0.4", "ansible_port": 2222, "ansible_user": "bench",
+                                     "ansible_ssh_private_key_file": "/k/id", "cpus": 0,
+                                     "ansible_ssh_common_args": "-o UserKnownHostsFile=/k/known"}, "/repo")
+        self.assertEqual(("10.0.0.4", "0", "/repo", ""), (h.address, h.cpus, h.lab_dir, h.java))
+        self.assertEqual(["ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=5", "-p", "2222", "-i", "/k/id",
+                          "-o", "UserKnownHostsFile=/k/known", "bench@10.0.0.4"], inventory.plain_ssh(h))
+        self.assertIn("ControlMaster=auto", h.ssh)
+        self.assertIn("ServerAliveInterval=2", h.ssh)
+        inventory.close()
+
+
+class Completions(unittest.TestCase):
+    def test_hosts_times_on_one_wall_clock_axis(self):
+        a = {"completions_s": [0.0, 1.0], "completions_t0_unix": 100.0}
+        b = {"completions_s": [0.0, 0.5], "completions_t0_unix": 100.25}
+        self.assertEqual({"completions_s": [0.0, 0.25, 0.75, 1.0], "completions_t0_unix": 100.0, "steady_responses": 4},
+                         histogram.completions([a, b]))
+        self.assertEqual({}, histogram.completions([a, {"completions_s": [0.0], "completions_t0_unix": None}]))
+
+
+if __name__ == "__main__":
+    unittest.main()
