@@ -110,6 +110,8 @@ PasswordAuthentication no
 KbdInteractiveAuthentication no
 UsePAM no
 StrictModes no
+# make hosts copies files with sftp (Ansible tries sftp, then scp, then a pipe: each miss costs time)
+Subsystem sftp internal-sftp
 MaxSessions 200
 MaxStartups 200:30:400
 # A client that stopped answering (a test cuts a host's link) ends its session within ~6 s, like the

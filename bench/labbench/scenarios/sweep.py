@@ -306,10 +306,21 @@ def sweep_section(run, chart_names):
             f"{jvms_text(run)}, with {calibration_text(run)}.\n\n### How to read the sweep\n\n"
             f"The knee is the first level below {KNEE_PCT:g} % of that level's ceiling, or with "
             f"errors; *saturated* names what ran out there, from a measurement (the pool by Little's law, box CPU "
-            f"≥ 95 %, app CPU near its N threads, wrk CPU near its -t). wrk, {backend_of(run)} and the app share "
-            f"{meta.get('cores') or 2} cores (docs/traps.md #13–#15). Every column: docs/reading-results.md, "
-            f"\"Sweep tables\".\n")
+            f"≥ 95 %, app CPU near its N threads, wrk CPU near its -t). {placement_text(run)} Every column: "
+            f"docs/reading-results.md, \"Sweep tables\".\n")
     return head + knees_and_charts(run, chart_names) + memory_table(run) + every_level(run)
+
+
+def placement_text(run):
+    """Where the roles ran: true for the run's own HOSTS or CPUSETS, not just the default."""
+    meta = run["meta"]
+    roles = f"wrk, {backend_of(run)} and the app"
+    if meta.get("hosts"):
+        return (f"{roles} ran on hosts of their own ({meta['hosts']}; HOSTS, docs/hosts.md): box CPU is the app's "
+                f"host's /proc/stat, and hosts that share one machine all read that machine.")
+    if meta.get("cpusets"):
+        return f"{roles} shared {meta.get('cores') or 2} cores, pinned: {meta['cpusets']} (CPUSETS, docs/traps.md #38)."
+    return f"{roles} share {meta.get('cores') or 2} cores (docs/traps.md #13–#15)."
 
 
 def jvms_text(run):
