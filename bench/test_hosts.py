@@ -76,6 +76,31 @@ class InventoryHosts(unittest.TestCase):
         inventory.close()
 
 
+def doc(times, t0, conns):
+    """A load host's wrk.json as merged() reads it: one 1 µs sample per response."""
+    return {"duration_us": 10_000_000, "requests": len(times), "bytes": 0, "connections": conns,
+            "errors": dict.fromkeys(("connect", "read", "write", "status", "timeout"), 0),
+            "histogram_us": [[1, len(times)]], "completions_s": times, "completions_t0_unix": t0, "slow_2s": 0}
+
+
+class Merged(unittest.TestCase):
+    def test_every_connection_twice_the_hosts_rates_add_up_whatever_their_start(self):
+        # 2 connections a host, each answering every second for 3 s: 2 req/s a host
+        a = doc([0.0, 0.0, 1.0, 1.0, 2.0, 2.0], 100.0, 2)
+        b = doc([0.0, 0.0, 1.0, 1.0, 2.0, 2.0], 100.6, 2)       # started 0.6 s later
+        out = wrk.merged([a, b], [{"connections": 2}, {"connections": 2}])
+        self.assertEqual((4.0, "per-connection spans, each load host's, summed"), (out["steady_rps"], out["steady_how"]))
+        self.assertNotIn("completions_s", out)
+        self.assertEqual(12, out["requests"])
+
+    def test_a_starved_host_puts_the_completions_on_one_axis(self):
+        a = doc([0.0, 1.0], 100.0, 5)            # 5 connections, 2 answers: no per-connection spans
+        b = doc([0.0, 1.0], 100.5, 5)
+        out = wrk.merged([a, b], [{"connections": 5}, {"connections": 5}])
+        self.assertNotIn("steady_rps", out)
+        self.assertEqual([0.0, 0.5, 1.0, 1.5], out["completions_s"])
+
+
 class Completions(unittest.TestCase):
     def test_hosts_times_on_one_wall_clock_axis(self):
         a = {"completions_s": [0.0, 1.0], "completions_t0_unix": 100.0}

@@ -147,7 +147,10 @@ def start(role, cmd, out, env=None, i=0):
 
 def run(role, cmd, out, env=None, i=0):
     """Start and wait: the command's exit code (ssh's 255: the host was not reached or was lost)."""
-    return procs.wait(start(role, cmd, out, env, i))
+    p = start(role, cmd, out, env, i)
+    rc = procs.wait(p)
+    _started.pop(p, None)          # ended: nothing reads its pid again (a warm-up starts hundreds)
+    return rc
 
 
 def placed():

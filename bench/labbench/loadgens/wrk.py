@@ -80,46 +80,70 @@ def shares(wt, conns, n):
 
 def measure_on_hosts(s, cell_dir, url, wt, conns, remote, app, stats_url, timeout):
     """HOSTS: wrk on every load host at once, each with its share of the connections and threads,
-    each host's wrk.json fetched (wrk-HOST.json) and merged exactly into wrk.json (the histograms
-    summed, loadgens/histogram.py); every role's CPU read on its own host. The same result as
-    measure(), plus each host's share (load_hosts) and each host's CPU (host_cpu)."""
+    each host's wrk.json fetched (wrk-HOST.json) and merged exactly into wrk.json (merged()); every
+    role's CPU read on its own host. The same result as measure(), plus each host's share
+    (load_hosts) and each host's CPU (host_cpu)."""
     timeout_s = seconds_of(timeout) if timeout else s.wrk_timeout_s
     plan = shares(wt, conns, len(place.hosts("loadgen")))
     gone = [place.host("loadgen", i).name for i, _, _ in plan if place.host("loadgen", i) in place.lost()]
     if gone:
         return f"load host {', '.join(gone)} was lost earlier in this run", {}
-    cmds, procs_, tmp = [], [], f"/tmp/lab-wrk-{os.getpid()}-{cell_dir.name}"
-    for i, t, c in plan:
-        h = place.host("loadgen", i)
-        cmds.append(["wrk", "-t", str(t), "-c", str(c), "-d", s.duration, "--timeout", timeout or s.wrk_timeout,
-                     "--latency", "-s", LUA, url])
-        print(f"  $ [{h.name}] {' '.join(cmds[-1])}")
+    tmp = f"/tmp/lab-wrk-{os.getpid()}-{cell_dir.name}"
+    cmds = [["wrk", "-t", str(t), "-c", str(c), "-d", s.duration, "--timeout", timeout or s.wrk_timeout,
+             "--latency", "-s", LUA, url] for _, t, c in plan]
+    for (i, _, _), cmd in zip(plan, cmds):
+        print(f"  $ {place.shown('loadgen', cmd, i)}")
     jvm0 = (procs.get_json(stats_url) or {}).get("jvm") if stats_url else None
     used = {place.host("app"), place.host("backend"), *(place.host("loadgen", i) for i, _, _ in plan)}
-    t0 = time.monotonic()
-    box0 = {h: place.box_ticks_of(h) for h in used}
+    t0, box0 = time.monotonic(), {h: place.box_ticks_of(h) for h in used}
     rem0, app0 = place.ticks(remote), (place.ticks(app) if app else 0)
     sampler = place.sampler(app).start() if app else None
-    for (i, t, c), cmd in zip(plan, cmds):
-        h = place.host("loadgen", i)
-        env = {"WRK_JSON": f"{tmp}-{h.name}.json", "WRK_CONNECTIONS": str(c), "WRK_TIMEOUT_S": str(timeout_s)}
-        procs_.append(place.start("loadgen", cmd, cell_dir / f"wrk-{h.name}.txt", env, i))
-    rcs = [procs.wait(p) for p in procs_]
+    started = [place.start("loadgen", cmd, cell_dir / f"wrk-{place.host('loadgen', i).name}.txt",
+                           {"WRK_JSON": f"{tmp}-{place.host('loadgen', i).name}.json", "WRK_CONNECTIONS": str(c),
+                            "WRK_TIMEOUT_S": str(timeout_s)}, i)
+               for (i, _, c), cmd in zip(plan, cmds)]
+    rcs = [procs.wait(p) for p in started]
     for (i, _, _), rc in zip(plan, rcs):
         if rc == 255:                  # ssh's own failure: the host did not answer its keep-alives
             place.lost(place.host("loadgen", i))
     peaks = sampler.stop() if sampler else None
     stats_ok = save(stats_url, cell_dir / "stats.json") if stats_url else True
-    t1 = time.monotonic()
-    box1 = {h: place.box_ticks_of(h) for h in used}
+    t1, box1 = time.monotonic(), {h: place.box_ticks_of(h) for h in used}
     app1 = place.ticks(app) if app else 0
 
     def pct(h, k):
         total = box1[h][1] - box0[h][1]
         return round(100 * (box1[h][k] - box0[h][k]) / total, 1) if total else 0
-    app_host = place.host("app")
-    hosts_out, docs, failed = [], [], []
-    first = {}
+    hosts_out, docs, failed = host_results(plan, rcs, cell_dir, tmp)
+    measured = {"wrk_command": " ; ".join(place.shown("loadgen", cmd, i) for (i, _, _), cmd in zip(plan, cmds)),
+                "wrk_exit": max(rcs),
+                "cpu_window_s": round(t1 - t0, 2),
+                # "box CPU" is the app's host's: what the app could not use
+                "cpu_box_pct": pct(place.host("app"), 0), "cpu_steal_pct": pct(place.host("app"), 2),
+                "cpu_remote_s": round((place.ticks(remote) - rem0) / procs.CLK_TCK, 2),
+                "cpu_wrk_s": round(sum(h["cpu_s"] or 0 for h in hosts_out), 2),
+                "load_hosts": hosts_out,
+                "host_cpu": {h.name: {"busy_pct": pct(h, 0), "steal_pct": pct(h, 2)} for h in used}}
+    if app:
+        measured.update(cpu_app_s=round((app1 - app0) / procs.CLK_TCK, 2), peak_rss_kb=peaks[0],
+                        peak_os_threads=peaks[1], resource_samples=sampler.samples)
+    jvm1 = (read_json(cell_dir / "stats.json") or {}).get("jvm") if stats_url else None
+    measured.update(jvm_figures(jvm0, jvm1))
+    if failed:
+        return f"load host {'; '.join(failed)}", measured
+    try:
+        (cell_dir / "wrk.json").write_text(json.dumps(merged(docs, hosts_out)))
+    except ValueError as e:
+        return f"wrk results not merged: {e}", measured
+    if not stats_ok:
+        return "GET /stats failed after wrk", measured
+    return None, measured
+
+
+def host_results(plan, rcs, cell_dir, tmp):
+    """Each load host's wrk.json fetched into the cell (wrk-HOST.json), its share and CPU, and
+    wrk.txt as every host's output in turn: (load_hosts, the hosts' documents, why some failed)."""
+    hosts_out, docs, failed, first = [], [], [], {}
     for (i, t, c), rc in zip(plan, rcs):
         h = place.host("loadgen", i)
         got = place.fetch("loadgen", i, f"{tmp}-{h.name}.json", cell_dir / f"wrk-{h.name}.json")
@@ -140,43 +164,27 @@ def measure_on_hosts(s, cell_dir, url, wt, conns, remote, app, stats_url, timeou
     (cell_dir / "wrk.txt").write_text("".join(
         f"== {h['host']}: wrk -t{h['threads']} -c{h['connections']} (exit {h['exit']})\n"
         + "\n".join(procs.read_lines(cell_dir / f"wrk-{h['host']}.txt")) + "\n" for h in hosts_out))
-    measured = {"wrk_command": " ; ".join(f"[{place.host('loadgen', i).name}] {' '.join(c)}" for (i, _, _), c in zip(plan, cmds)),
-                "wrk_exit": max(rcs),
-                "cpu_window_s": round(t1 - t0, 2),
-                # "box CPU" is the app's host's: what the app could not use
-                "cpu_box_pct": pct(app_host, 0), "cpu_steal_pct": pct(app_host, 2),
-                "cpu_remote_s": round((place.ticks(remote) - rem0) / procs.CLK_TCK, 2),
-                "cpu_wrk_s": round(sum(h["cpu_s"] or 0 for h in hosts_out), 2),
-                "load_hosts": hosts_out,
-                "host_cpu": {h.name: {"busy_pct": pct(h, 0), "steal_pct": pct(h, 2)} for h in used}}
-    if app:
-        measured.update(cpu_app_s=round((app1 - app0) / procs.CLK_TCK, 2), peak_rss_kb=peaks[0],
-                        peak_os_threads=peaks[1], resource_samples=sampler.samples)
-    jvm1 = (read_json(cell_dir / "stats.json") or {}).get("jvm") if stats_url else None
-    measured.update(jvm_figures(jvm0, jvm1))
-    if failed:
-        return f"load host {'; '.join(failed)}", measured
-    try:
-        merged = histogram.merge(docs)
-    except ValueError as e:
-        return f"wrk results not merged: {e}", measured
-    # The steady rate. Where every host's connections each answered twice or more (per-connection
-    # spans), each host's rate is exact on its own and they add up, however far apart ssh started
-    # them (first_answer_s: up to ~0.2 s on the busy box). Otherwise (a starved model, answers in
-    # bursts) the hosts' completions on one wall-clock axis, read as one wrk's would be (wrk_fields):
-    # two 3 s halves of a queued 200-thread pool read 178 + 79 = 256 req/s by bursts against a
-    # bound of 200; the union, 222, which wrk_fields then checks against req/s like any other.
+    return hosts_out, docs, failed
+
+
+def merged(docs, hosts_out):
+    """One wrk.json from every host's (histogram.merge: counts summed, latency from the summed
+    histogram), with its steady rate. Where every host's connections each answered twice or more
+    (per-connection spans), each host's rate is exact on its own and they add up, however far apart
+    ssh started them (first_answer_s: 0.1-0.6 s in the sample). Otherwise (a starved model, answers
+    in bursts) the hosts' completions go on one wall-clock axis and are read as one wrk's would be
+    (wrk_fields): two 3 s halves of a queued 200-thread pool read 178 + 79 = 256 req/s by bursts
+    against a bound of 200; their union, 222, which wrk_fields checks against req/s like any other.
+    ValueError when a host has no histogram."""
+    out = histogram.merge(docs)
     rates = [steady_rate(d["completions_s"], h["connections"]) if d.get("completions_s") else (None, "")
-             for d, h in zip(docs, hosts_out)]           # (every host answered: a failed one returned above)
+             for d, h in zip(docs, hosts_out)]          # (every host answered: a failed one returned before)
     if all(how == "per-connection spans" for _, how in rates):
-        merged["steady_rps"] = round(sum(r for r, _ in rates), 3)
-        merged["steady_how"] = "per-connection spans, each load host's, summed"
+        out["steady_rps"] = round(sum(r for r, _ in rates), 3)
+        out["steady_how"] = "per-connection spans, each load host's, summed"
     else:
-        merged.update(histogram.completions(docs))
-    (cell_dir / "wrk.json").write_text(json.dumps(merged))
-    if not stats_ok:
-        return "GET /stats failed after wrk", measured
-    return None, measured
+        out.update(histogram.completions(docs))
+    return out
 
 
 def profile_start(admin):
