@@ -140,6 +140,7 @@ def cell_record(d, ceilings):
     if r.app_cpus:                     # CPUSETS: the app's CPU cannot read above its CPUs
         rec["app_cpus"] = r.app_cpus
     rec.update(gen.figures(r, d))
+    _within_bound(rec, r)
     if gen.has_ceiling and scenario.has_ceiling and not r.db_driver:    # a DB cell's: pgbench's (below)
         _against_ceiling(rec, r, ceilings)
     rec.update(stats_fields(read_json(d / "stats.json") or {}))
@@ -161,6 +162,24 @@ def cell_record(d, ceilings):
         "app_log": r.app_log, "status": r.status,
     })
     return rec
+
+
+# A steady rate more than this above the cell's Little's-law bound is the estimator's, not the app's.
+BOUND_SLACK = 1.01
+
+
+def _within_bound(rec, r):
+    """A steady rate can never read above the cell's bound (docs/traps.md #36). The bursts reading of
+    a pool far behind its connections still did: sync-servlet on 200 threads at 1,000-5,000
+    connections read 205-219 req/s against 200 in every committed sweep until 2026-11-26, its 200
+    answers a second drifting into bursts of uneven size. Such a cell gets wrk's own req/s, which
+    counts whole responses in the window and so cannot exceed the bound, and says so."""
+    steady = rec.get("steady_rps")
+    if r.db_driver or steady is None or rec.get("rps") is None or steady <= rec["bound_rps"] * BOUND_SLACK:
+        return
+    rec["steady_how"] = (f"{rec.get('steady_how')} read {steady:g} req/s, above the {rec['bound_rps']:g} req/s bound: "
+                         f"wrk's req/s")
+    rec["steady_rps"] = rec["rps"]
 
 
 def _against_ceiling(rec, r, ceilings):
