@@ -155,18 +155,27 @@ check "results.md shows the placement and each load host's share" bash -c "
     (( \$(grep -c '^| [0-9a-z].* | h[45] |' '$TMP/run/latest/results.md') == 12 ))"
 check "nothing left in the namespaces after the run" nothing_left
 
+# start_bench OUT PATTERN VAR=value...: the tiny matrix on the hosts with these settings, in the
+# background (its pid in BENCH_PID, its output in OUT), once PATTERN is in OUT (at most 30 s).
+start_bench() {
+    local out=$1 pattern=$2
+    shift 2
+    env "${TINY[@]}" HOSTS="$INV" "$@" ./bench.sh >"$out" 2>&1 &
+    BENCH_PID=$!
+    for _ in $(seq 1 300); do
+        grep -q "$pattern" "$out" 2>/dev/null && return 0
+        sleep 0.1
+    done
+}
+
 echo "== Ctrl-C mid-run [${SECONDS}s]"
 interrupted() {
     local rc=0
-    env "${TINY[@]}" DURATION=20s HOSTS="$INV" RESULTS_DIR="$TMP/int" ./bench.sh >"$TMP/int.out" 2>&1 &
-    local pid=$!
-    for _ in $(seq 1 300); do       # in the calibration: remote-sleep on h2, wrk on h4 and h5
-        grep -q '^  \$ \[h5\] wrk .*/sleep' "$TMP/int.out" 2>/dev/null && break
-        sleep 0.1
-    done
+    # in the calibration: remote-sleep on h2, wrk on h4 and h5
+    start_bench "$TMP/int.out" '^  \$ \[h5\] wrk .*/sleep' DURATION=20s RESULTS_DIR="$TMP/int"
     sleep 1
-    kill -INT "$pid"
-    wait "$pid" || rc=$?
+    kill -INT "$BENCH_PID"
+    wait "$BENCH_PID" || rc=$?
     tail -3 "$TMP/int.out"
     [[ $rc == 130 ]] && nothing_left && [[ -f "$TMP/int/latest/results.md" ]]
 }
@@ -175,14 +184,10 @@ check "Ctrl-C exits 130, keeps the results and leaves nothing on any host" inter
 echo "== a load host cut off mid-run [${SECONDS}s]"
 cut_off() {
     local rc=0
-    env "${TINY[@]}" DURATION=4s HOSTS="$INV" RESULTS_DIR="$TMP/lost" ./bench.sh >"$TMP/lost.out" 2>&1 &
-    local pid=$!
-    for _ in $(seq 1 300); do       # the calibration's wrk: the first load the run measures
-        grep -q '^  \$ \[h5\] wrk .*/sleep' "$TMP/lost.out" 2>/dev/null && break
-        sleep 0.1
-    done
+    # the calibration's wrk: the first load the run measures
+    start_bench "$TMP/lost.out" '^  \$ \[h5\] wrk .*/sleep' DURATION=4s RESULTS_DIR="$TMP/lost"
     ip link set "${BRIDGE%br}v5" down          # h5's cable
-    wait "$pid" || rc=$?
+    wait "$BENCH_PID" || rc=$?
     ip link set "${BRIDGE%br}v5" up
     tail -4 "$TMP/lost.out"
     # the lost host's wrk ends by itself (-d 4s): wait for it before looking for leftovers

@@ -186,6 +186,12 @@ def lost(h=None):
     return set(_lost)
 
 
+def lost_names(role, indices=None):
+    """The names of the role's hosts (those at `indices`, default all) lost earlier in this run."""
+    hs = hosts(role)
+    return [h.name for h in (hs if indices is None else [hs[i] for i in indices]) if h in _lost]
+
+
 def remote_run(h, command, timeout=20):
     """A short command on host h (its shell's words): (exit code, stdout text)."""
     if h in _lost:
@@ -214,10 +220,7 @@ def ticks(p):
         return procs.proc_ticks(p)
     pid = remote_pid(p)
     rc, out = remote_run(_started[p][0], f"cat /proc/{pid}/stat") if pid else (1, "")
-    if rc != 0:
-        return 0
-    fields = out.rpartition(") ")[2].split()
-    return int(fields[11]) + int(fields[12])
+    return procs.stat_ticks(out) if rc == 0 else 0
 
 
 def box_ticks(role, i=0):
@@ -229,11 +232,7 @@ def box_ticks_of(h):
     if not h.remote:
         return procs.box_ticks()
     rc, out = remote_run(h, "head -1 /proc/stat")
-    if rc != 0:
-        return 0, 0, 0
-    user, nice, system, idle, iowait, irq, softirq, steal = map(int, out.split()[1:9])
-    busy = user + nice + system + irq + softirq + steal
-    return busy, busy + idle + iowait, steal
+    return procs.cpu_line_ticks(out) if rc == 0 else (0, 0, 0)
 
 
 def sampler(p):
@@ -241,43 +240,31 @@ def sampler(p):
     return RemoteSampler(p) if p in _started else procs.Sampler(p.pid)
 
 
-class RemoteSampler:
+class RemoteSampler(procs.Sampler):
     """procs.Sampler for a process on another host: one ssh that prints its /proc/PID/status lines
     VmRSS and Threads every 0.25 s (a process per sample would cost the bench's host more than the
-    reading), read on a thread of ours; the same peaks and sample count. The loop there ends when
-    its ssh goes (its next write fails) or the process does."""
+    reading), read on a thread of ours into the same peaks. The loop there ends when its ssh goes
+    (its next write fails) or the process does."""
 
     def __init__(self, p, interval_s=0.25):
-        self.host = _started[p][0]
-        self.pid = remote_pid(p)
-        self.interval_s = interval_s
-        self.peak_rss_kb = self.peak_threads = None
-        self.samples = 0
+        super().__init__(None, interval_s)
+        self.host, self.pid = _started[p][0], remote_pid(p)
         self._proc = None
-        self._thread = None
 
     def start(self):
-        import threading
         loop = (f"while grep -E '^(VmRSS|Threads):' /proc/{self.pid}/status; do echo .; sleep {self.interval_s}; done")
         with procs.signals_held():         # a child of ours like any other: stop_all() stops it too
             self._proc = subprocess.Popen([*self.host.ssh, loop], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                           stderr=subprocess.DEVNULL, text=True, preexec_fn=procs.in_child)
             procs.CHILDREN.append(self._proc)
-        self._thread = threading.Thread(target=self._read, name="remote-sampler", daemon=True)
-        self._thread.start()
-        return self
+        return super().start()
 
-    def _read(self):
+    def _run(self):
         text = ""
         for line in self._proc.stdout:
             if line.strip() == ".":
-                rss, threads = procs.status_fields(text)
+                self.note(text)
                 text = ""
-                self.samples += 1
-                if rss is not None:
-                    self.peak_rss_kb = max(rss, self.peak_rss_kb or 0)
-                if threads is not None:
-                    self.peak_threads = max(threads, self.peak_threads or 0)
             else:
                 text += line
 

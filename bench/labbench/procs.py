@@ -208,16 +208,26 @@ def proc_ticks(p):
         stat = open(f"/proc/{p.pid}/stat").read()
     except (OSError, AttributeError):
         return 0
+    return stat_ticks(stat)
+
+
+def stat_ticks(stat):
+    """user+system ticks from the text of a /proc/PID/stat (here, or read on another host)."""
     fields = stat.rpartition(") ")[2].split()   # drop "pid (comm) ": comm may hold spaces
     return int(fields[11]) + int(fields[12])
 
 
 def box_ticks():
-    """(busy, total, steal) jiffies of the whole box, from the first line of /proc/stat. Busy counts
-    steal (time the hypervisor gave this VM's CPUs to someone else): a cell's box CPU is then what
-    the lab could not use, and its steal share says how much of it was not the lab's."""
+    """(busy, total, steal) jiffies of the whole box, from the first line of /proc/stat."""
     with open("/proc/stat") as f:
-        user, nice, system, idle, iowait, irq, softirq, steal = map(int, f.readline().split()[1:9])
+        return cpu_line_ticks(f.readline())
+
+
+def cpu_line_ticks(line):
+    """(busy, total, steal) from /proc/stat's "cpu ..." line (here, or read on another host). Busy
+    counts steal (time the hypervisor gave this VM's CPUs to someone else): a cell's box CPU is then
+    what the lab could not use, and its steal share says how much of it was not the lab's."""
+    user, nice, system, idle, iowait, irq, softirq, steal = map(int, line.split()[1:9])
     busy = user + nice + system + irq + softirq + steal
     return busy, busy + idle + iowait, steal
 
@@ -255,9 +265,14 @@ class Sampler:
     def sample(self):
         try:
             with open(self.path) as f:
-                rss, threads = status_fields(f.read())
+                text = f.read()
         except OSError:
             return                      # the process has gone: its peaks so far stand
+        self.note(text)
+
+    def note(self, text):
+        """One sample: the text of a /proc/PID/status (or its VmRSS and Threads lines)."""
+        rss, threads = status_fields(text)
         self.samples += 1
         if rss is not None:
             self.peak_rss_kb = max(rss, self.peak_rss_kb or 0)

@@ -28,6 +28,25 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BIN="$ROOT/.tools/bin"
 
+# venv_with TOOL VENV REQUIREMENTS PROGRAM PIN: a project-local venv at VENV with bench/tools/REQUIREMENTS
+# installed (wheels only), once; the venv keeps a copy of the requirements it was built from, so a
+# changed pin rebuilds it, as does a missing VENV/PROGRAM. PIN: the grep of the line to name.
+venv_with() {
+    local tool=$1 venv=$2 name=$3 program=$4 pin=$5
+    local req="$ROOT/bench/tools/$name"
+    local fix="Debian: apt-get install -y python3-venv python3-pip; then run: bench/tools/install.sh $tool"
+    if ! cmp -s "$req" "$venv/$name" || [[ ! -x "$venv/$program" ]]; then
+        echo "installing $(grep -m1 "$pin" "$req") into $venv (once)" >&2
+        python3 -m venv --clear "$venv" >&2 \
+            || { echo "ERROR: python3 -m venv failed (no venv/ensurepip module?); $fix" >&2; exit 1; }
+        "$venv/bin/python" -m pip --version >/dev/null 2>&1 \
+            || { echo "ERROR: the venv has no pip; $fix" >&2; exit 1; }
+        "$venv/bin/python" -m pip install -q --disable-pip-version-check --only-binary=:all: -r "$req" >&2 \
+            || { echo "ERROR: pip install -r bench/tools/$name failed (see above); run: bench/tools/install.sh $tool" >&2; exit 1; }
+        cp "$req" "$venv/$name"
+    fi
+}
+
 case "${1:-}" in
     vegeta)
         dir="$ROOT/bench/tools/vegeta"
@@ -48,36 +67,13 @@ case "${1:-}" in
         echo "$BIN/vegeta"
         ;;
     matplotlib)
-        venv="$ROOT/.tools/venv"
-        req="$ROOT/bench/tools/charts-requirements.txt"
-        # The venv keeps a copy of the requirements it was built from: a changed pin rebuilds it.
-        if ! cmp -s "$req" "$venv/charts-requirements.txt" || [[ ! -x "$venv/bin/python" ]]; then
-            fix="Debian: apt-get install -y python3-venv python3-pip; then run: bench/tools/install.sh matplotlib"
-            echo "installing $(grep -m1 '^matplotlib==' "$req") into $venv (once)" >&2
-            python3 -m venv --clear "$venv" >&2 \
-                || { echo "ERROR: python3 -m venv failed (no venv/ensurepip module?); $fix" >&2; exit 1; }
-            "$venv/bin/python" -m pip --version >/dev/null 2>&1 \
-                || { echo "ERROR: the venv has no pip; $fix" >&2; exit 1; }
-            # Wheels only: building numpy or matplotlib from source would take long on 2 cores.
-            "$venv/bin/python" -m pip install -q --disable-pip-version-check --only-binary=:all: -r "$req" >&2 \
-                || { echo "ERROR: pip install -r bench/tools/charts-requirements.txt failed (see above); run: bench/tools/install.sh matplotlib" >&2; exit 1; }
-            cp "$req" "$venv/charts-requirements.txt"
-        fi
-        echo "$venv/bin/python"
+        # Wheels only: building numpy or matplotlib from source would take long on 2 cores.
+        venv_with matplotlib "$ROOT/.tools/venv" charts-requirements.txt bin/python '^matplotlib=='
+        echo "$ROOT/.tools/venv/bin/python"
         ;;
     ansible)
-        venv="$ROOT/.tools/ansible"
-        req="$ROOT/bench/tools/ansible-requirements.txt"
-        if ! cmp -s "$req" "$venv/ansible-requirements.txt" || [[ ! -x "$venv/bin/ansible-playbook" ]]; then
-            fix="Debian: apt-get install -y python3-venv python3-pip; then run: bench/tools/install.sh ansible"
-            echo "installing $(grep -m1 '^ansible-core==' "$req") into $venv (once)" >&2
-            python3 -m venv --clear "$venv" >&2 \
-                || { echo "ERROR: python3 -m venv failed (no venv/ensurepip module?); $fix" >&2; exit 1; }
-            "$venv/bin/python" -m pip install -q --disable-pip-version-check --only-binary=:all: -r "$req" >&2 \
-                || { echo "ERROR: pip install -r bench/tools/ansible-requirements.txt failed (see above); run: bench/tools/install.sh ansible" >&2; exit 1; }
-            cp "$req" "$venv/ansible-requirements.txt"
-        fi
-        echo "$venv/bin"
+        venv_with ansible "$ROOT/.tools/ansible" ansible-requirements.txt bin/ansible-playbook '^ansible-core=='
+        echo "$ROOT/.tools/ansible/bin"
         ;;
     postgresql)
         if ! "$ROOT/bench/tools/pg.sh" bindir >/dev/null 2>&1; then

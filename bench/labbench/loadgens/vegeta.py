@@ -107,7 +107,7 @@ def measure_on_hosts(vegeta, cell_dir, url, rate, duration_s, timeout_s, sleep_m
     distributed attack), each host's result file fetched (vegeta-HOST.bin) and reported by vegeta
     itself over all of them (summarise). The same result as measure(), plus each host's share."""
     plan = rates(rate, len(place.hosts("loadgen")))
-    gone = [place.host("loadgen", i).name for i, _ in plan if place.host("loadgen", i) in place.lost()]
+    gone = place.lost_names("loadgen", [i for i, _ in plan])
     if gone:
         return f"load host {', '.join(gone)} was lost earlier in this run", {}
     tmp, procs_, cmds = f"/tmp/lab-vegeta-{os.getpid()}-{cell_dir.name}", [], []

@@ -85,7 +85,7 @@ def measure_on_hosts(s, cell_dir, url, wt, conns, remote, app, stats_url, timeou
     (load_hosts) and each host's CPU (host_cpu)."""
     timeout_s = seconds_of(timeout) if timeout else s.wrk_timeout_s
     plan = shares(wt, conns, len(place.hosts("loadgen")))
-    gone = [place.host("loadgen", i).name for i, _, _ in plan if place.host("loadgen", i) in place.lost()]
+    gone = place.lost_names("loadgen", [i for i, _, _ in plan])
     if gone:
         return f"load host {', '.join(gone)} was lost earlier in this run", {}
     tmp = f"/tmp/lab-wrk-{os.getpid()}-{cell_dir.name}"
