@@ -65,7 +65,7 @@ build: ## build every jar (./mvnw package, tests skipped: `make test` runs them)
 	$(MVN) package -DskipTests
 
 hosts: ## provision HOSTS=<Ansible inventory> for the lab's roles (ansible-playbook bench/hosts/site.yml)
-	@test -n "$(HOSTS)" || { echo "ERROR: make hosts needs HOSTS=<an Ansible inventory> (groups app, backend, loadgen; docs/hosts.md)" >&2; exit 2; }
+	@test -n "$(HOSTS)" || { echo "ERROR: make hosts needs HOSTS=<an Ansible inventory> (groups app, backend or db, loadgen; docs/hosts.md)" >&2; exit 2; }
 	@test -e "$(HOSTS)" || { echo "ERROR: HOSTS=$(HOSTS): no such inventory" >&2; exit 2; }
 	@for m in remote-sleep sync-servlet async-servlet nio-servlet webflux-app; do \
 	  test -f $$m/target/$$m.jar || { echo "ERROR: $$m/target/$$m.jar is not built: run make build, then make hosts" >&2; exit 2; }; done

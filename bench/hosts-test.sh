@@ -4,13 +4,14 @@
 # bridge, each with its own sshd and a key made for this run (bench/tools/netns-hosts.sh): app,
 # backend, db, and two load hosts. Run by the smoke test (`make test`), ~1.5 min.
 #
-# Checks: an inventory without a group, an unreachable host, a refused key, a host without the lab's
+# Checks: an inventory without a group BACKEND=postgres needs, an unreachable host, a refused key, a host without the lab's
 # files, and a setting HOSTS does not place all exit 2 and start nothing; `make hosts` provisions a
 # fresh lab_dir and changes nothing the second time; a tiny matrix with its roles spread over the
 # hosts: every cell ok, each host's wrk.json requests summing to the merged ones, the merged
 # percentiles equal to those of the union of the hosts' samples computed here, each role's process
-# in its host's namespace (bench/host-run.sh's "pid N on ... ADDRESS" line in its log); Ctrl-C mid-run
-# exits 130 and leaves nothing in any namespace; a load host cut off mid-run fails the calibration it
+# in its host's namespace (bench/host-run.sh's "pid N on ... ADDRESS" line in its log); a tiny DB cell
+# with PostgreSQL on the db host and pgbench on the first load host; Ctrl-C mid-run (in wrk's
+# calibration, and in pgbench's) exits 130 and leaves nothing in any namespace; a load host cut off mid-run fails the calibration it
 # was in with the reason, the cells after it fail at once naming it, and the run goes on to its end. Nothing left after: no process of ours in a namespace, no ssh master, no
 # namespace. Prints "N passed, M failed" last; exits 1 when anything failed. Needs root (namespaces):
 # otherwise says so and exits 0 having checked nothing.
@@ -61,7 +62,7 @@ ours_left() {
     return 1
 }
 nothing_left() {
-    ! ours_left && [[ -z $(compgen -G "/tmp/lab-wrk-*" || true) ]]
+    ! ours_left && [[ -z $(compgen -G "/tmp/lab-wrk-*" || true) && -z $(compgen -G "/tmp/lab-pg*" || true) ]]
 }
 
 # refused NAME INVENTORY EXPECTED [VAR=value...]: exit 2, ERROR naming it, the usage, no run directory.
@@ -73,8 +74,9 @@ refused() {
     [[ $rc == 2 ]] && grep -q "^ERROR: .*$expected" "$TMP/$name.out" && grep -q "^Usage: " "$TMP/$name.out" \
         && [[ ! -e "$TMP/r-$name" ]] && nothing_left
 }
-sed '/^\[backend\]/,/^$/d' "$INV" > "$TMP/no-backend.ini"
-check "an inventory without a backend group exits 2" refused no-group "$TMP/no-backend.ini" "no host in group 'backend'"
+sed '/^\[db\]/,/^$/d' "$INV" > "$TMP/no-db.ini"
+check "BACKEND=postgres on an inventory without a db group exits 2" refused no-group "$TMP/no-db.ini" \
+    "no host in group 'db' (BACKEND=postgres needs app, db, loadgen" BACKEND=postgres
 sed "s/^h5 ansible_host=[0-9.]*/h5 ansible_host=$NET.99/" "$INV" > "$TMP/unreachable.ini"
 check "an unreachable load host exits 2 naming it" refused unreachable "$TMP/unreachable.ini" "host h5 ($NET.99, loadgen) cannot be reached"
 ssh-keygen -q -t ed25519 -N '' -f "$TMP/other_key"
@@ -88,7 +90,7 @@ check "HOSTS with SCENARIO=slow-upload exits 2" refused slow "$INV" "HOSTS place
 echo "== make hosts [${SECONDS}s]"
 # Every role on h1, so that one host runs every task (4 hosts took 32 s of a CI run for the two runs).
 {
-    for g in app backend loadgen; do printf '[%s]\nh1 ansible_host=%s.11\n\n' "$g" "$NET"; done
+    for g in app backend db loadgen; do printf '[%s]\nh1 ansible_host=%s.11\n\n' "$g" "$NET"; done
     sed -n '/^\[all:vars\]/,$p' "$INV" | sed "s|^lab_dir=.*|lab_dir=$TMP/lab|"
 } > "$TMP/fresh.ini"
 provisioned() {
@@ -97,6 +99,7 @@ provisioned() {
     grep -E '^h[0-9] +:' "$TMP/hosts1.out" "$TMP/hosts2.out"
     grep -qE '^h1 +: .*changed=[1-9]' "$TMP/hosts1.out" && ! grep -qE 'changed=[1-9]|failed=[1-9]|WARNING' "$TMP/hosts2.out" \
         && [[ -x "$TMP/lab/bench/host-run.sh" && -f "$TMP/lab/remote-sleep/target/remote-sleep.jar" ]] \
+        && [[ -x "$TMP/lab/bench/tools/pg.sh" && -f "$TMP/lab/bench/labbench/pgusage.py" ]] \
         && cmp -s "$TMP/lab/async-servlet/target/async-servlet.jar" async-servlet/target/async-servlet.jar
 }
 check "make hosts provisions a fresh lab_dir (every role on one host), then changes nothing" provisioned
@@ -155,6 +158,33 @@ check "results.md shows the placement and each load host's share" bash -c "
     (( \$(grep -c '^| [0-9a-z].* | h[45] |' '$TMP/run/latest/results.md') == 12 ))"
 check "nothing left in the namespaces after the run" nothing_left
 
+echo "== a tiny DB cell on the hosts [${SECONDS}s]"
+# PostgreSQL on h3 (pg.sh serve under host-run), psql and pgbench on h4, the app on h1 (R2DBC to h3).
+DB=(BACKEND=postgres DB_DRIVER=r2dbc DB_POOL=10 APPS=async-servlet SLEEP_MS=200)
+rc=0
+env "${TINY[@]}" "${DB[@]}" HOSTS="$INV" RESULTS_DIR="$TMP/db" ./bench.sh >"$TMP/db.out" 2>&1 || rc=$?
+db_cell() {
+    local d="$TMP/db/latest"
+    tail -4 "$TMP/db.out"
+    [[ $rc == 0 ]] && ! grep -E '^(WARNING|ERROR)|Traceback' "$TMP/db.out" \
+        && grep -q "^== PostgreSQL .* at postgresql://lab@$NET.13:[0-9]*/lab, started by the bench (bench/tools/pg.sh serve on h3" "$TMP/db.out" \
+        && grep -q '^  \$ \[h4\] .*/pgbench -h '"$NET.13" "$TMP/db.out" \
+        && grep -q "^host-run: pid [0-9]* on .* $NET.13/24" "$d/logs/postgres-start.log" \
+        && grep -q '^pg.sh: stopped' "$d/logs/postgres-start.log" && python3 - "$d" <<'EOF'
+import json, sys
+run = json.load(open(f"{sys.argv[1]}/results.json"))
+cal, = [c for c in run["meta"]["calibration"] if c["loadgen"] == "pgbench"]
+cell, = run["cells"]
+print("pgbench", cal["rps"], "tps; cell", cell["steady_rps"], "req/s,", cell["pct_of_bound"], "% of", cell["bound_rps"],
+      "; PostgreSQL", cell["cpu_db_ms_per_request"], "CPU ms/req,", cell["db_pss_mb"], "MB")
+# read on h3 by pgusage.py: a cluster that answered 10 queries at a time used CPU and memory there
+assert cal["status"] == "ok" and cell["status"] == "ok" and cell["db_driver"] == "r2dbc"
+assert cell["cpu_db_ms_per_request"] > 0 and cell["db_pss_mb"] > 0 and cell["pct_of_bound"] >= 50
+EOF
+}
+check "a DB cell with PostgreSQL on the db host: ok, pgbench on the first load host, the cluster's CPU read there" db_cell
+check "nothing left in the namespaces after the DB run (no PostgreSQL, no pgbench script)" nothing_left
+
 # start_bench OUT PATTERN VAR=value...: the tiny matrix on the hosts with these settings, in the
 # background (its pid in BENCH_PID, its output in OUT), once PATTERN is in OUT (at most 30 s).
 start_bench() {
@@ -180,12 +210,29 @@ interrupted() {
     [[ $rc == 130 ]] && nothing_left && [[ -f "$TMP/int/latest/results.md" ]]
 }
 check "Ctrl-C exits 130, keeps the results and leaves nothing on any host" interrupted
+interrupted_db() {
+    local rc=0
+    # in the DB's calibration: PostgreSQL on h3, pgbench on h4
+    start_bench "$TMP/int-db.out" '^  \$ \[h4\] .*/pgbench ' "${DB[@]}" DURATION=20s RESULTS_DIR="$TMP/int-db"
+    sleep 1
+    kill -INT "$BENCH_PID"
+    wait "$BENCH_PID" || rc=$?
+    tail -3 "$TMP/int-db.out"
+    [[ $rc == 130 ]] && nothing_left
+}
+check "Ctrl-C during pgbench exits 130 and leaves no PostgreSQL, pgbench or script on any host" interrupted_db
 
 echo "== a load host cut off mid-run [${SECONDS}s]"
+# ssh keep-alives of 1 s x 2 (the inventory's ssh options win over the lab's 2 s x 5): the loss is
+# seen in ~3 s instead of ~12; what is tested is what follows it.
+sed "s|^ansible_ssh_common_args='\(.*\)'|ansible_ssh_common_args='\1 -o ServerAliveInterval=1 -o ServerAliveCountMax=2'|" \
+    "$INV" > "$TMP/alive.ini"
 cut_off() {
     local rc=0
-    # the calibration's wrk: the first load the run measures
-    start_bench "$TMP/lost.out" '^  \$ \[h5\] wrk .*/sleep' DURATION=4s RESULTS_DIR="$TMP/lost"
+    # the calibration's wrk: the first load the run measures; the cut while it runs (or, on a slow box,
+    # while the bench still reads the hosts' CPU before it: then wrk does not start)
+    start_bench "$TMP/lost.out" '^  \$ \[h5\] wrk .*/sleep' DURATION=4s RESULTS_DIR="$TMP/lost" HOSTS="$TMP/alive.ini"
+    sleep 1.5
     ip link set "${BRIDGE%br}v5" down          # h5's cable
     wait "$BENCH_PID" || rc=$?
     ip link set "${BRIDGE%br}v5" up
@@ -194,7 +241,7 @@ cut_off() {
     for _ in $(seq 1 40); do ours_left >/dev/null || break; sleep 0.5; done
     # (its wrk.json stays in h5's /tmp: the bench could not reach it to fetch or delete it)
     rm -f /tmp/lab-wrk-*-h5.json
-    [[ $rc == 1 ]] && grep -q '^   ceiling: FAILED: load host h5: wrk exit 255 (ssh: host lost or not reached)' "$TMP/lost.out" \
+    [[ $rc == 1 ]] && grep -qE '^   ceiling: FAILED: (load host h5: wrk exit 255|host h5 lost) \(ssh: host lost or not reached\)' "$TMP/lost.out" \
         && grep -q '^\[1/2\] .* FAILED: host h5 was lost earlier in this run' "$TMP/lost.out" \
         && grep -q '^\[2/2\] .* FAILED: host h5 was lost earlier in this run' "$TMP/lost.out" \
         && grep -q '== done: 2 cells (2 FAILED)' "$TMP/lost.out" && nothing_left

@@ -69,11 +69,25 @@ class InventoryHosts(unittest.TestCase):
                                      "ansible_ssh_private_key_file": "/k/id", "cpus": 0,
                                      "ansible_ssh_common_args": "-o UserKnownHostsFile=/k/known"}, "/repo")
         self.assertEqual(("10.0.0.4", "0", "/repo", ""), (h.address, h.cpus, h.lab_dir, h.java))
-        self.assertEqual(["ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=5", "-p", "2222", "-i", "/k/id",
-                          "-o", "UserKnownHostsFile=/k/known", "bench@10.0.0.4"], inventory.plain_ssh(h))
+        self.assertEqual(["ssh", "-o", "UserKnownHostsFile=/k/known", "-o", "BatchMode=yes", "-o", "ConnectTimeout=5",
+                          "-p", "2222", "-i", "/k/id", "bench@10.0.0.4"], inventory.plain_ssh(h))
         self.assertIn("ControlMaster=auto", h.ssh)
         self.assertIn("ServerAliveInterval=2", h.ssh)
         inventory.close()
+
+    def test_the_groups_a_run_needs_follow_its_backend(self):
+        self.assertEqual(["app", "backend", "loadgen"], inventory.needed("http", ""))
+        self.assertEqual(["app", "db", "loadgen"], inventory.needed("postgres", ""))
+        # DB_URL: the user's server, placed by them; psql and pgbench still run on the first load host
+        self.assertEqual(["app", "loadgen"], inventory.needed("postgres", "postgresql://u@h:5432/d"))
+
+    def test_the_db_role_runs_pinned_like_the_backend_here(self):
+        place.configure({"app": "1", "backend": "0", "loadgen": "0"})
+        try:
+            self.assertEqual(["taskset", "-c", "0", "pg.sh"], place.command("db", ["pg.sh"]))
+            self.assertEqual("127.0.0.1", place.address("db"))
+        finally:
+            place.configure({})
 
 
 def doc(times, t0, conns):

@@ -379,7 +379,7 @@ def run_cell(lab, app, cell):
         rec.save(d / "cell.json")
         return rec.status
 
-    gone = sorted({name for role in place.ROLES for name in place.lost_names(role)})
+    gone = sorted({name for role in place.PLACED for name in place.lost_names(role)})
     # HOSTS: a host lost earlier in the run is not asked again (place.lost): the cell fails at once
     reason = (f"host {', '.join(gone)} was lost earlier in this run" if gone
               else _prepare(lab, app, cell, d, rec, since_start))

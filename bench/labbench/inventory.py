@@ -3,8 +3,9 @@
 that an inventory means here exactly what it means to `make hosts`' playbook: INI or YAML, group_vars,
 ansible_host/ansible_port/ansible_user/ansible_ssh_private_key_file/ansible_ssh_common_args.
 
-Groups: app (one host), backend (one: remote-sleep), loadgen (one or more: wrk, the connections split
-evenly), db (PostgreSQL: not placed yet, see parse()). Variables of the lab's own: `cpus` (taskset's
+Groups: app (one host), backend (one: remote-sleep; BACKEND=http), db (one: PostgreSQL; BACKEND=postgres
+without DB_URL), loadgen (one or more: wrk, the connections split evenly; the first also runs psql and
+pgbench, the DB's ceiling). Variables of the lab's own: `cpus` (taskset's
 CPU list for the roles on that host), `lab_dir` (the repository there; default: this one's path) and
 `lab_java` (java there; default: this machine's path).
 
@@ -25,7 +26,7 @@ from pathlib import Path
 from . import place
 from .checks import UsageError
 
-GROUPS = ("app", "backend", "loadgen")
+GROUPS = ("app", "backend", "db", "loadgen")
 _control_dir = []          # the masters' socket directory, once made
 
 
@@ -58,16 +59,19 @@ def control_dir():
 def host_of(name, hv, here):
     """A place.Host from one host's variables."""
     address = str(hv.get("ansible_host", name))
-    ssh = ["ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=5",
-           # a host lost mid-run ends its ssh within ~10 s, and its cell FAILS with the reason
-           "-o", "ServerAliveInterval=2", "-o", "ServerAliveCountMax=5",
-           "-o", "ControlMaster=auto", "-o", f"ControlPath={control_dir()}/%C", "-o", "ControlPersist=600"]
+    ssh = ["ssh"]
+    # The inventory's own ssh options first: for an option given twice ssh takes the first, so these
+    # win over the lab's defaults below (eg, a shorter ServerAliveInterval).
+    for key in ("ansible_ssh_common_args", "ansible_ssh_extra_args"):
+        ssh += shlex.split(str(hv.get(key, "")))
+    ssh += ["-o", "BatchMode=yes", "-o", "ConnectTimeout=5",
+            # a host lost mid-run ends its ssh within ~10-20 s, and its cell FAILS with the reason
+            "-o", "ServerAliveInterval=2", "-o", "ServerAliveCountMax=5",
+            "-o", "ControlMaster=auto", "-o", f"ControlPath={control_dir()}/%C", "-o", "ControlPersist=600"]
     if hv.get("ansible_port"):
         ssh += ["-p", str(hv["ansible_port"])]
     if hv.get("ansible_ssh_private_key_file"):
         ssh += ["-i", str(hv["ansible_ssh_private_key_file"])]
-    for key in ("ansible_ssh_common_args", "ansible_ssh_extra_args"):
-        ssh += shlex.split(str(hv.get(key, "")))
     user = hv.get("ansible_user")
     ssh.append(f"{user}@{address}" if user else address)
     return place.Host(name=name, address=address, ssh=tuple(ssh), cpus=str(hv.get("cpus", "")),
@@ -75,22 +79,28 @@ def host_of(name, hv, here):
                       port=int(hv.get("ansible_port", 22)))
 
 
-def parse(path, s_backend="http", here=None):
-    """HOSTS -> {role: [Host]}; UsageError naming what is wrong."""
+def needed(backend, db_url):
+    """The groups a run places: the app and the load always; remote-sleep's host for BACKEND=http, the
+    db host for a PostgreSQL of the bench's own (with DB_URL the server is the user's, placed by them)."""
+    server = ["backend"] if backend == "http" else [] if db_url else ["db"]
+    return ["app", *server, "loadgen"]
+
+
+def parse(path, s_backend="http", here=None, db_url=""):
+    """HOSTS -> {role: [Host]} for the groups the run needs; UsageError naming what is wrong."""
     here = here or os.getcwd()
     inv = read(path)
     hostvars = inv.get("_meta", {}).get("hostvars", {})
     out = {}
-    for group in GROUPS:
+    wanted = needed(s_backend, db_url)
+    for group in wanted:
         names = inv.get(group, {}).get("hosts", [])
         if not names:
-            raise UsageError(f"HOSTS: {path} has no host in group '{group}' (the lab needs app, backend and "
-                             f"loadgen; see docs/hosts.md)")
+            raise UsageError(f"HOSTS: {path} has no host in group '{group}' (BACKEND={s_backend} needs "
+                             f"{', '.join(wanted)}; see docs/hosts.md)")
         if group != "loadgen" and len(names) > 1:
             raise UsageError(f"HOSTS: group '{group}' has {len(names)} hosts ({', '.join(names)}); the lab runs one {group}")
         out[group] = [host_of(n, hostvars.get(n, {}), here) for n in names]
-    if s_backend == "postgres":
-        raise UsageError("HOSTS: BACKEND=postgres is not placed on a db host yet; run it on one machine (HOSTS unset)")
     return out
 
 
@@ -113,10 +123,11 @@ def _sha(path):
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def check(hosts, inventory_path, java_here, jars, loadgens=("wrk",)):
+def check(hosts, inventory_path, java_here, jars, loadgens=("wrk",), postgres=False):
     """Every host reachable with its key, and what its roles need there (the repository's
     bench/host-run.sh; wrk on a load host; java and the same jars as here on the app and backend
-    hosts). UsageError naming the host and the command that fixes it; opens each host's master."""
+    hosts; PostgreSQL on the db host, and its client programs on the first load host when
+    `postgres`). UsageError naming the host and the command that fixes it; opens each host's master."""
     fix = f"make hosts HOSTS={inventory_path}"
     roles_of = {}
     for role, hs in hosts.items():
@@ -136,6 +147,12 @@ def check(hosts, inventory_path, java_here, jars, loadgens=("wrk",)):
             needs[".tools/bin/vegeta"] = f"test -x {shlex.quote(h.lab_dir)}/.tools/bin/vegeta"
         if "app" in roles or "backend" in roles:
             needs[java] = f"test -x {shlex.quote(java)}"
+        pg_sh = f"{shlex.quote(h.lab_dir)}/bench/tools/pg.sh"
+        if "db" in roles:       # the server, and pgusage.py to read its CPU and memory there
+            needs["PostgreSQL (bench/tools/pg.sh bindir)"] = f"{pg_sh} bindir"
+            needs["python3 and bench/labbench/pgusage.py"] = (f"python3 {shlex.quote(h.lab_dir)}/bench/labbench/pgusage.py 1")
+        if postgres and h == hosts["loadgen"][0]:        # psql and pgbench: the DB's facts and ceiling
+            needs["psql and pgbench (bench/tools/pg.sh bindir)"] = f"{pg_sh} bindir"
         missing = [name for name, test in needs.items() if place.remote_run(h, test)[0] != 0]
         if missing:
             raise UsageError(f"HOSTS: on {what}: {', '.join(missing)} not found (lab_dir {h.lab_dir}); "

@@ -63,7 +63,8 @@ def check(s):
     nofile, hard = raise_nofile()      # limits.plan() has checked it against the largest level
 
     vegeta = ensure_vegeta() if "vegeta" in s.loadgens else ""
-    pg_bindir = ensure_postgresql() if s.backend == "postgres" else ""
+    # with HOSTS, PostgreSQL and its programs are on the hosts (inventory.check looks there)
+    pg_bindir = ensure_postgresql() if s.backend == "postgres" and not s.hosts else ""
     charts = ensure_matplotlib() if s.mode in ("sweep", "degrade") else ""     # the planners that draw charts
     build_if_stale(s, java_home)
     return Machine(java, java_home, version, major, nofile, hard, vegeta=vegeta, charts=charts, pg_bindir=pg_bindir)

@@ -96,7 +96,7 @@ def main(argv):
     try:
         m = machine.check(s)
         if s.hosts:
-            inventory.check(s.hosts, s.raw["HOSTS"], m.java, host_jars(s), s.loadgens)
+            inventory.check(s.hosts, s.raw["HOSTS"], m.java, host_jars(s), s.loadgens, s.backend == "postgres")
         run_dir = start_run(s, m, cells, left_out, limit_plan)
         rc = run(Lab(s, m, run_dir), cells)
     except Fatal as e:

@@ -7,8 +7,15 @@ procs.stop_all() (main's cleanup) runs `pg.sh stop` after stopping our children.
 postmaster in a session of its own, so it is no child of ours and stopping our process groups
 would never reach it; the stop is registered before pg.sh start runs, so a Ctrl-C in the middle
 of the start stops what it started too.
+
+With HOSTS (issue 28) the cluster is a role on the db host like remote-sleep on the backend host:
+`pg.sh serve` under bench/host-run.sh, listening on that host's address and open to the app's host
+and the first load host, where psql and pgbench run (the client side, as wrk's calibration is). It
+stops when its ssh session is told to or ends (a bench that dies stops it too); its CPU and memory
+are read there by bench/labbench/pgusage.py, the same code that reads them here.
 """
 import re
+import shlex
 import socket
 import subprocess
 import threading
@@ -16,22 +23,24 @@ import time
 from pathlib import Path
 
 from . import db, place, procs
+from .pgusage import cluster_pids, cluster_ticks, pss_kb, stat_fields, usage  # noqa: F401  (tests read them here)
 
 PG_SH = "bench/tools/pg.sh"
 
 
 class Cluster:
-    def __init__(self, url, started_by, data_dir=None, bindir=""):
+    def __init__(self, url, started_by, data_dir=None, bindir="", host_pid=None):
         self.url = url
         self.started_by = started_by        # "the bench (bench/tools/pg.sh)" or "DB_URL (not the bench)"
-        self.data_dir = data_dir            # ours only: where postmaster.pid is (its processes are measurable)
-        self.bindir = bindir
+        self.data_dir = data_dir            # ours here: where postmaster.pid is (its processes are measurable)
+        self.host_pid = host_pid            # ours on the db host (HOSTS): its postmaster's pid there
+        self.bindir = bindir                # psql and pgbench, where they run (here, or the first load host)
         self.facts = {}
 
     def postmaster_pid(self):
         """The postmaster's PID (the first line of postmaster.pid), or None (not ours, or stopped)."""
-        if self.data_dir is None:
-            return None
+        if self.host_pid or self.data_dir is None:
+            return self.host_pid
         try:
             return int((self.data_dir / "postmaster.pid").read_text().split()[0])
         except (OSError, ValueError, IndexError):
@@ -40,7 +49,18 @@ class Cluster:
     def window(self):
         """The CPU and memory of its processes over a measured window (None: not ours to measure)."""
         pid = self.postmaster_pid()
-        return Window(pid) if pid else None
+        if not pid:
+            return None
+        if self.host_pid:
+            return Window(pid, read=lambda: usage_on(place.host("db"), pid))
+        return Window(pid)
+
+
+def usage_on(h, pid):
+    """pgusage.usage read on host h (bench/labbench/pgusage.py there); (0, 0, 0) when it cannot be."""
+    rc, out = place.remote_run(h, f"python3 {shlex.quote(h.lab_dir)}/bench/labbench/pgusage.py {pid}")
+    fields = out.split() if rc == 0 else []
+    return tuple(int(f) for f in fields) if len(fields) == 3 and all(f.isdigit() for f in fields) else (0, 0, 0)
 
 
 def free_port():
@@ -57,11 +77,23 @@ def bindir():
     return r.stdout.strip() if r.returncode == 0 else ""
 
 
+def bindir_on(h):
+    """pg.sh bindir on host h ("" when PostgreSQL's programs are not there)."""
+    rc, out = place.remote_run(h, f"{shlex.quote(h.lab_dir)}/{PG_SH} bindir")
+    return out.strip() if rc == 0 else ""
+
+
 def start(s, run_dir, bin_dir):
     """The run's PostgreSQL: DB_URL's, or a new cluster sized for the run. (Cluster, None) or
     (None, why not)."""
+    if place.placed():                  # psql and pgbench run on the first load host (the client side)
+        bin_dir = bindir_on(place.host("loadgen"))
     if s.db_url:
         cluster = Cluster(s.db_url, "DB_URL (not the bench: its CPU and memory are not measured)", bindir=bin_dir)
+    elif place.placed():
+        cluster, reason = start_on_host(s, run_dir, bin_dir)
+        if reason:
+            return None, reason
     else:
         data = (run_dir / "postgres").resolve()
         procs.AT_STOP.append(lambda: stop(data))       # before the start: a Ctrl-C during it stops it too
@@ -81,6 +113,33 @@ def start(s, run_dir, bin_dir):
         return None, (f"{cluster.url} takes max_connections={facts.get('max_connections')}: too few for DB_POOL="
                       f"{s.db_pool} in the app plus {s.db_pool} pgbench clients; lower DB_POOL")
     return cluster, None
+
+
+def start_on_host(s, run_dir, bin_dir, timeout_s=90):
+    """HOSTS: `pg.sh serve` on the db host, a role stopped like the others (procs.stop_all); (Cluster,
+    None) once it prints its URL and postmaster pid, or (None, why not)."""
+    h = place.host("db")
+    clients = sorted({h.address, place.address("app"), place.host("loadgen").address})
+    rc, port = place.remote_run(h, "python3 -c 'import socket; s = socket.socket(); s.bind((\"\", 0)); "
+                                   "print(s.getsockname()[1])'")
+    if rc != 0 or not port.strip().isdigit():
+        return None, f"no free port on db host {h.name}: {port.strip() or f'exit {rc}'}"
+    log = run_dir / "logs" / "postgres-start.log"
+    data = f"/tmp/lab-pg-{run_dir.name}-{port.strip()}"        # pg.sh serve deletes it when it stops
+    proc = place.start("db", [PG_SH, "serve", data, port.strip(), str(db.max_connections(s.db_pool)), h.address,
+                              *clients], out=log)
+    deadline = time.monotonic() + timeout_s
+    while True:
+        lines = procs.read_lines(log)
+        url = next((x.strip() for x in lines if x.startswith("postgresql://")), None)
+        pid = next((int(m.group(1)) for m in map(re.compile(r"pg\.sh: postmaster pid (\d+)").match, lines) if m), None)
+        if url and pid:
+            return Cluster(url, f"the bench (bench/tools/pg.sh serve on {h.name}, stopped at the end)",
+                           bindir=bin_dir, host_pid=pid), None
+        if not procs.alive(proc) or time.monotonic() > deadline:
+            why = next((x for x in reversed(lines) if x.startswith("ERROR")), lines[-1] if lines else "no output")
+            return None, f"bench/tools/pg.sh serve on {h.name} failed: {why} (see logs/{log.name})"
+        time.sleep(0.1)
 
 
 def stop(data_dir, wait_s=10.0):
@@ -108,7 +167,12 @@ def read_facts(cluster, out):
     """Its version and the settings that shape a cell (SHOW ...), through psql; (facts, None) or
     (None, why not: it does not answer)."""
     sql = "; ".join(f"SHOW {f}" for f in FACTS)
-    rc = procs.run([*psql_args(cluster.bindir, cluster.url), "-c", sql], out=out)
+    cmd = [*psql_args(cluster.bindir, cluster.url), "-c", sql]
+    if place.placed():                     # where pgbench runs: its stdout only (no host-run lines)
+        rc, text = place.remote_run(place.host("loadgen"), shlex.join(cmd))
+        out.write_text(text)
+    else:
+        rc = procs.run(cmd, out=out)
     lines = procs.read_lines(out)
     if rc != 0 or len(lines) < len(FACTS):
         return None, f"PostgreSQL at {cluster.url} does not answer psql: {lines[-1] if lines else f'exit {rc}'}"
@@ -119,60 +183,14 @@ def read_facts(cluster, out):
 
 # ---------------------------------------------------------------- CPU and memory from /proc
 
-def stat_fields(pid):
-    """(ppid, utime+stime, cutime+cstime) in ticks from /proc/PID/stat, or None when it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rpartition(") ")[2].split()
-    except OSError:
-        return None
-    return int(fields[1]), int(fields[11]) + int(fields[12]), int(fields[13]) + int(fields[14])
-
-
-def cluster_pids(postmaster):
-    """The postmaster and its children (backends, checkpointer, ...): every process of the cluster."""
-    pids = [postmaster]
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit() and int(entry.name) != postmaster:
-            f = stat_fields(entry.name)
-            if f and f[0] == postmaster:
-                pids.append(int(entry.name))
-    return pids
-
-
-def cluster_ticks(postmaster):
-    """CPU ticks the cluster has used: its live processes' own, plus the postmaster's reaped
-    children's (cutime: a backend that exited during the window still counts)."""
-    total = 0
-    for pid in cluster_pids(postmaster):
-        f = stat_fields(pid)
-        if f:
-            total += f[1] + (f[2] if pid == postmaster else 0)
-    return total
-
-
-def pss_kb(pids):
-    """Sum of Pss (proportional set size) over the processes: shared memory (shared_buffers, the
-    binary) is divided among the processes that map it, so N backends do not count it N times,
-    as summing their RSS would."""
-    total = 0
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/smaps_rollup") as f:
-                m = re.search(r"^Pss:\s+(\d+) kB", f.read(), re.M)
-        except OSError:
-            continue
-        total += int(m.group(1)) if m else 0
-    return total
-
-
 class Window:
     """The cluster's CPU (ticks at start and end) and its peak Pss (sampled every second on a
-    thread of ours) over one measured window."""
+    thread of ours) over one measured window. `read`: pgusage.usage here, or read on its host."""
 
-    def __init__(self, postmaster, interval_s=1.0):
+    def __init__(self, postmaster, interval_s=1.0, read=None):
         self.postmaster = postmaster
-        self.ticks0 = cluster_ticks(postmaster)
+        self.read = read or (lambda: usage(postmaster))
+        self.ticks0 = self.read()[0]
         self.peak_pss_kb, self.processes = 0, 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, args=(interval_s,), name="pg-sampler", daemon=True)
@@ -185,14 +203,15 @@ class Window:
                 return
 
     def sample(self):
-        pids = cluster_pids(self.postmaster)
-        self.processes = max(self.processes, len(pids))
-        self.peak_pss_kb = max(self.peak_pss_kb, pss_kb(pids))
+        ticks, pss, processes = self.read()
+        self.processes = max(self.processes, processes)
+        self.peak_pss_kb = max(self.peak_pss_kb, pss)
+        return ticks
 
     def end(self):
         """What the window measured, for the cell's record."""
         self._stop.set()
         self._thread.join()
-        self.sample()
-        return {"cpu_db_s": round((cluster_ticks(self.postmaster) - self.ticks0) / procs.CLK_TCK, 2),
+        ticks = self.sample()
+        return {"cpu_db_s": round((ticks - self.ticks0) / procs.CLK_TCK, 2),
                 "peak_db_pss_kb": self.peak_pss_kb, "db_processes": self.processes}

@@ -6,10 +6,11 @@ bench then starts, stops and reads it there over ssh (bench/host-run.sh), and re
 remote-sleep at their hosts' addresses. The runner, the scenarios and the report never ask where a
 role runs: they call start/run/address/ticks here.
 
-Roles: app (the app under test), backend (remote-sleep, PostgreSQL), loadgen (wrk, vegeta, pgbench,
-the slow clients). CPUSETS="app=1 rest=0" gives the app CPU 1 and every other role CPU 0; "rest"
-names the roles not given a set of their own. A CPU list is taskset's: "0", "2-3", "0,2-3". With
-HOSTS a host's `cpus` variable does the same on that host.
+Roles: app (the app under test), backend (remote-sleep), db (PostgreSQL: on this machine it is the
+backend's, CPUs included), loadgen (wrk, vegeta, pgbench and psql, the slow clients).
+CPUSETS="app=1 rest=0" gives the app CPU 1 and every other role CPU 0; "rest" names the roles not
+given a set of their own. A CPU list is taskset's: "0", "2-3", "0,2-3". With HOSTS a host's `cpus`
+variable does the same on that host.
 """
 import json
 import os
@@ -24,7 +25,8 @@ from pathlib import Path
 from . import procs
 from .checks import UsageError
 
-ROLES = ("app", "backend", "loadgen")
+ROLES = ("app", "backend", "loadgen")             # CPUSETS' roles
+PLACED = ("app", "backend", "db", "loadgen")      # HOSTS' groups: where a role can run
 CPU_LIST = re.compile(r"[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*")
 
 _cpus = {}      # role -> CPU list text, as parsed from CPUSETS; empty: no pinning
@@ -119,13 +121,13 @@ def configure(cpusets, hosts=None):
 def command(role, cmd, i=0, env=None):
     """cmd as it runs for `role` (its i-th host): under taskset when CPUSETS pins the role; through
     ssh and bench/host-run.sh (with `env`, and the host's `cpus`) when HOSTS puts it elsewhere."""
-    assert role in ROLES, role
+    assert role in PLACED, role
     h = host(role, i)
     if h.remote:
         wrapped = [f"{h.lab_dir}/bench/host-run.sh", *(["--cpus", h.cpus] if h.cpus else []),
                    *[a for k, v in (env or {}).items() for a in ("--env", f"{k}={v}")], "--", *cmd]
         return [*h.ssh, shlex.join(wrapped)]
-    cpus = _cpus.get(role)
+    cpus = _cpus.get("backend" if role == "db" else role)
     return ["taskset", "-c", cpus, *cmd] if cpus else list(cmd)
 
 
@@ -193,14 +195,19 @@ def lost_names(role, indices=None):
 
 
 def remote_run(h, command, timeout=20):
-    """A short command on host h (its shell's words): (exit code, stdout text)."""
+    """A short command on host h (its shell's words): (exit code, stdout text). ssh's own failure
+    (255) or no answer in `timeout` marks the host lost, as a role's lost ssh does: its CPU would
+    otherwise read 0 and every later call would wait for ssh's timeouts again."""
     if h in _lost:
         return 255, f"host {h.name} was lost earlier in this run"
     try:
         r = subprocess.run([*h.ssh, command], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
+        lost(h)
         return 255, ""
+    if r.returncode == 255:
+        lost(h)
     return r.returncode, r.stdout if r.returncode == 0 else r.stderr
 
 
@@ -341,4 +348,4 @@ def describe_hosts():
     """One line for the environment section: each role's host(s), address and CPUs; '' without HOSTS."""
     def one(h):
         return f"{h.name} {h.address}" + (f" CPU {h.cpus}" if h.cpus else "")
-    return "; ".join(f"{role} on {', '.join(one(h) for h in hosts(role))}" for role in ROLES if role in _hosts)
+    return "; ".join(f"{role} on {', '.join(one(h) for h in hosts(role))}" for role in PLACED if role in _hosts)

@@ -216,7 +216,7 @@ def _hosts(v, scenario_names, loadgens, mode):
     if others:
         raise UsageError(f"HOSTS places SCENARIO=call and the sweep with LOADGEN=wrk or vegeta so far, not "
                          f"{' '.join(others)}: run those on one machine (HOSTS unset)")
-    return inventory.parse(v["HOSTS"].strip(), v.get("BACKEND", "http"))
+    return inventory.parse(v["HOSTS"].strip(), v.get("BACKEND", "http"), db_url=v.get("DB_URL", "").strip())
 
 
 def parse(environ, mode="matrix", n_cores=None):

@@ -49,11 +49,21 @@ class PgBench(LoadGen):
         """Run pgbench with `clients` clients into d (pgbench.txt), with the box's and the cluster's CPU around it."""
         s = lab.s
         (d / "query.sql").write_text(script(s))
-        cmd = command(s, lab.db.bindir, lab.db.url, (d / "query.sql").resolve(), clients)
-        print(f"  $ {' '.join(cmd)}")
-        box0, window = procs.box_ticks(), lab.db.window()
-        rc = procs.run(place.command("loadgen", cmd), out=d / self.output)
-        box1 = procs.box_ticks()
+        path = (d / "query.sql").resolve()
+        h = place.host("loadgen")
+        if h.remote:                   # HOSTS: pgbench runs on the first load host, its script there
+            path = f"/tmp/lab-pgbench-{d.parent.parent.name}-{d.name}.sql"
+            procs.AT_STOP.append(lambda: place.remote_run(h, f"rm -f {path}"))   # a Ctrl-C leaves it not
+            if not place.put_text("loadgen", 0, path, script(s)):
+                return f"could not write {path} on load host {h.name}", {}
+        cmd = command(s, lab.db.bindir, lab.db.url, path, clients)
+        print(f"  $ {place.shown('loadgen', cmd)}")
+        # the box's CPU: the database's host's (the same box here), where a saturated CPU would cap the tps
+        box0, window = place.box_ticks("db"), lab.db.window()
+        rc = place.run("loadgen", cmd, out=d / self.output)
+        box1 = place.box_ticks("db")
+        if h.remote:
+            place.remote_run(h, f"rm -f {path}")
         busy, total = box1[0] - box0[0], box1[1] - box0[1]
         measured = {"pgbench_command": " ".join(cmd), "pgbench_exit": rc,
                     "cpu_box_pct": round(100 * busy / total if total else 0, 1), **(window.end() if window else {})}

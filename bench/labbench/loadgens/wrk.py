@@ -97,6 +97,9 @@ def measure_on_hosts(s, cell_dir, url, wt, conns, remote, app, stats_url, timeou
     used = {place.host("app"), place.host("backend"), *(place.host("loadgen", i) for i, _, _ in plan)}
     t0, box0 = time.monotonic(), {h: place.box_ticks_of(h) for h in used}
     rem0, app0 = place.ticks(remote), (place.ticks(app) if app else 0)
+    gone = sorted(h.name for h in used if h in place.lost())
+    if gone:                           # a host stopped answering ssh since the cell began
+        return f"host {', '.join(gone)} lost (ssh: host lost or not reached) before wrk started", {}
     sampler = place.sampler(app).start() if app else None
     started = [place.start("loadgen", cmd, cell_dir / f"wrk-{place.host('loadgen', i).name}.txt",
                            {"WRK_JSON": f"{tmp}-{place.host('loadgen', i).name}.json", "WRK_CONNECTIONS": str(c),
