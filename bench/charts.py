@@ -14,7 +14,6 @@ venv (bench/tools/install.sh matplotlib); the sweep (labbench/scenarios/sweep.py
 
 Usage: .tools/venv/bin/python bench/charts.py RUN_DIR
 """
-import json
 import sys
 from pathlib import Path
 
@@ -25,6 +24,7 @@ import matplotlib.pyplot as plt          # noqa: E402  (after the backend)
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from labbench.report.figures import read_results  # noqa: E402  (results.json as the report reads it)
 from labbench.report.fmt import throughput      # noqa: E402  (the same figures results.md shows)
 from labbench.scenarios import sweep           # noqa: E402
 
@@ -122,7 +122,7 @@ def main(argv):
         return 2
     run_dir = Path(argv[1])
     try:
-        run = json.loads((run_dir / "results.json").read_text())
+        run = read_results(run_dir / "results.json")
     except (OSError, ValueError) as e:
         print(f"ERROR: {run_dir}/results.json: {e}", file=sys.stderr)
         return 2

@@ -24,6 +24,7 @@ import matplotlib.pyplot as plt          # noqa: E402  (after the backend)
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from labbench.report.figures import read_results  # noqa: E402  (its degrade part beside the shared keys, flat)
 from labbench.scenarios import degrade   # noqa: E402  (the same names and labels results.md shows)
 
 FAULT_COLOUR = "#f4a582"
@@ -159,7 +160,7 @@ def main(argv):
         return 2
     run_dir = Path(argv[1])
     try:
-        run = json.loads((run_dir / "results.json").read_text())
+        run = read_results(run_dir / "results.json")
     except (OSError, ValueError) as e:
         print(f"ERROR: {run_dir}/results.json: {e}", file=sys.stderr)
         return 2

@@ -437,9 +437,10 @@ bench_run "LOADGEN=vegeta CLIENT=jetty runs and writes its figures" vegeta env A
     CLIENT=jetty CONNECTIONS=10 DURATION=2s SLEEP_MS=200 LOADGEN=vegeta RATE=20 RESULTS_DIR="$TMP/ol" ./bench.sh
 check "the open-loop cell answered every request near the backend's delay" python3 -c "
 import json; r = json.load(open('$TMP/ol/latest/results.json')); (c,) = r['cells']
+ol = c['vegeta']         # vegeta's own figures, under its name
 assert c['client'] == 'jetty' and 'client=jetty' in c['lab_line'], c['lab_line']
-assert c['loadgen'] == 'vegeta' and c['ol_success_pct'] == 100.0 and c['ol_timeouts'] == 0, c
-assert 180 <= c['ol_p50_ms'] <= 400 and 15 <= c['ol_served_rps'] <= 25, c
+assert c['loadgen'] == 'vegeta' and ol['ol_success_pct'] == 100.0 and ol['ol_timeouts'] == 0, c
+assert 180 <= ol['ol_p50_ms'] <= 400 and 15 <= ol['ol_served_rps'] <= 25, c
 assert r['meta']['calibration'][0]['loadgen'] == 'vegeta', r['meta']['calibration']"
 check "results.md shows closed- and open-loop latency side by side" grep -q '^## Open loop: vegeta at 20 req/s beside wrk' \
     "$TMP/ol/latest/results.md"
@@ -451,7 +452,9 @@ degrade_cells() {
     python3 - "$1/results.json" <<'EOF2'
 import json, sys
 run = json.load(open(sys.argv[1]))
-cells = {c["max_in_flight_limit"]: c for c in run["cells"] if c.get("scenario") == "degrade"}
+# a cell's degrade figures are under "degrade" in results.json: lifted beside its shared keys here
+cells = [dict(c, **c["degrade"]) for c in run["cells"] if c.get("scenario") == "degrade"]
+cells = {c["max_in_flight_limit"]: c for c in cells}
 assert sorted(cells) == [0, 10] and all(c["status"] == "ok" for c in cells.values()), [(k, c["status"]) for k, c in cells.items()]
 free, limited = cells[0], cells[10]
 for c in (free, limited):
@@ -480,7 +483,8 @@ bench_run "SCENARIO='slow-upload slow-download' runs its side load" slow env SCE
 slow_cells() {
     python3 - "$TMP/slow/latest/results.json" "$1" <<'EOF'
 import json, sys
-cells = [c for c in json.load(open(sys.argv[1]))["cells"] if c["scenario"] == sys.argv[2]]
+# a cell's slow-client figures are under its scenario's name in results.json: lifted beside its shared keys here
+cells = [dict(c, **c[sys.argv[2]]) for c in json.load(open(sys.argv[1]))["cells"] if c["scenario"] == sys.argv[2]]
 by = {c["app"]: c for c in cells}
 assert sorted(by) == ["nio-servlet", "sync-servlet"], sorted(by)
 assert all(c["status"] == "ok" and c["side_load_exit"] == 0 and c["slow_connected"] == 2 for c in cells), cells

@@ -143,8 +143,10 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(cells[2]["threads"], "v1")
         self.assertEqual(cells[2]["bound_rps"], 50)                 # connections / sleep, not 1 / sleep
         self.assertEqual(cells[3]["scenario"], "slow-upload")
-        self.assertEqual((cells[3]["slow_bytes_per_s"], cells[3]["slow_errors"]["reset"]), (300.0, 1))
-        self.assertIsNone(cells[1]["slow_bytes_per_s"])
+        slow = cells[3]["slow-upload"]                             # its scenario's own figures, under its name
+        self.assertEqual((slow["slow_bytes_per_s"], slow["slow_errors"]["reset"]), (300.0, 1))
+        self.assertNotIn("slow-upload", cells[1])                  # a call cell has none of them
+        self.assertNotIn("slow_bytes_per_s", cells[1])
         md = (self.run / "results.md").read_text()
         self.assertIn("### v1: virtual threads on 1 carrier · wrk -t10 -c10", md)
         self.assertIn("| sync-servlet | SKIPPED | | | | |", md)

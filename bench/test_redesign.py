@@ -70,7 +70,7 @@ class ToyScenarioTest(unittest.TestCase):
             report.update(run)
             md = (run / "results.md").read_text()
             self.assertIn("\n## Toy\n\n- sync-servlet: level 3, ", md)
-            self.assertEqual(json.loads((run / "results.json").read_text())["cells"][0]["toy_level"], 3)
+            self.assertEqual(json.loads((run / "results.json").read_text())["cells"][0]["toy"], {"toy_level": 3})
             self.assertIn("toy_level", (run / "results.csv").read_text().splitlines()[0])
 
 

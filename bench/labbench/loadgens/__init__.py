@@ -6,7 +6,8 @@ A load generator module defines a LoadGen with:
   open_loop     True when it sends at a rate, whatever the server does (no connections, no wrk -t)
   has_ceiling   True when a calibration cell of the same load gives the cell a % of ceiling
   output        the raw file its progress and errors go to, relative to the cell directory
-  fields        keys every cell of a run carries (None where another generator ran the cell)
+  fields        its own keys of its cells: under its name in results.json ("vegeta": {...}), absent
+                from other generators' cells; results.csv has a column for each
   measure(lab, cell, d, url, app)  -> (None or the reason it failed, the `measured` dict)
   figures(record, d)               -> its figures for results.json, from its raw files
   summary(rec)                     -> the figures part of a progress line, or None for the default

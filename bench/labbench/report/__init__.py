@@ -2,7 +2,7 @@
 alone (meta.txt, and each cell's cell.json with its raw files), so they can be rebuilt at any time,
 also after Ctrl-C. Standard library only.
 
-  figures   every cell's figures (results.json), REPEAT's rounds merged
+  figures   every cell's figures (results.json: a scenario's own under its name), REPEAT's rounds merged
   fmt       how numbers, ranges and statuses read
   tables    the per pool size x wrk setting table the sections share
   csvout    results.csv
@@ -11,14 +11,13 @@ Each scenario writes its own section (scenarios/*.py Scenario.sections), each lo
 own progress text (loadgens/*.py). Usage: python3 -m labbench.report RUN_DIR | --from-json FILE.json
 """
 import io
-import json
 import re
 import sys
 from pathlib import Path
 
 from .. import loadgens, scenarios
 from . import csvout, db as dbreport, figures, hosts as hostsreport, layers
-from .figures import calibration_record, cell_record, ceilings_of, load_run  # noqa: F401
+from .figures import calibration_record, cell_record, ceilings_of, load_run, read_results, results_json  # noqa: F401
 from .fmt import (error_total, f_cores, f_int, f_lat, f_mb, f_pct, f_rps, per_connection, ranged, status_text,
                   throughput, write_atomically)
 from .summary import first_screen
@@ -76,7 +75,7 @@ def update(run_dir, summary_dir=None, charts=False):
     also return that cell's one-line summary."""
     run_dir = Path(run_dir)
     run = load_run(run_dir)
-    write_atomically(run_dir / "results.json", json.dumps(run, indent=2) + "\n")
+    write_atomically(run_dir / "results.json", results_json(run))
     write_atomically(run_dir / "results.csv", csvout.csv_text(run))
     drawn = [c for s in scenarios.ALL for c in s.charts(run_dir, run, draw=charts)]
     write_atomically(run_dir / "results.md", markdown(run, drawn))
@@ -291,7 +290,7 @@ def main(argv):
     """python3 -m labbench.report RUN_DIR: rebuild a run's reports (and its charts);
     --from-json FILE.json [OUT.md]: results.md again from a results.json alone (a committed sample)."""
     if len(argv) >= 3 and argv[1] == "--from-json":
-        run = json.loads(Path(argv[2]).read_text())
+        run = read_results(argv[2])
         out = Path(argv[3]) if len(argv) > 3 else Path(argv[2]).with_suffix(".md")
         drawn = [c for s in scenarios.ALL for c in s.charts(out.parent, run)]
         write_atomically(out, markdown(run, drawn))

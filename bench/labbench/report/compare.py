@@ -35,7 +35,6 @@ Where the ceiling moved (SLEEP_MS, CONNECTIONS) a pair is judged on % of the cei
 Runs with nothing to compare (no cell in common, none paired) exit 2 with one line saying what to
 run instead. Python 3 standard library only.
 """
-import json
 import re
 import sys
 from pathlib import Path
@@ -45,6 +44,7 @@ KEY = ("scenario", "loadgen", "app", "container", "threads", "wrk_threads", "con
        "db_driver")    # BACKEND=postgres: the app's database driver (None for the HTTP backend)
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))      # bench/, also when run as a file
 from labbench import catalog, scenarios  # noqa: E402
+from labbench.report.figures import read_results  # noqa: E402  (a cell's scenario part and older flat files alike)
 
 # For runs from before these fields existed: the default scenario, load generator and client.
 DEFAULTS = {"scenario": scenarios.DEFAULT, "loadgen": "wrk", "client": catalog.DEFAULT_CLIENT}
@@ -95,7 +95,7 @@ def load(arg, name):
     if path.is_dir():
         path = path / "results.json"
     try:
-        run = json.loads(path.read_text())
+        run = read_results(path)
         cells = run["cells"]
     except FileNotFoundError:
         usage_error(f"{name}={arg}: no such run ({path} not found)")

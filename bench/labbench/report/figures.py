@@ -1,8 +1,15 @@
 """A run's figures from its run directory: meta.txt, and each cell's record (record.py) with the raw
 files beside it. One dict per cell (what results.json lists), the calibration cells, and REPEAT's
 rounds merged into medians with their min–max. Scenarios and load generators add their own fields
-(scenarios.Scenario.figures, loadgens.LoadGen.figures); nothing here knows a scenario's name."""
+(scenarios.Scenario.figures, loadgens.LoadGen.figures); nothing here knows a scenario's name.
+
+In memory a cell is one flat dict, so no reader (results.md, .csv, compare, the summary, REPEAT's
+merge) needs to know whose a key is. results.json keeps a scenario's and a load generator's own
+fields apart, under its name, so a cell carries no other scenario's keys: results_json nests them
+on write, read_results lifts them back (and reads the older flat files as they are)."""
+import json
 import re
+from pathlib import Path
 
 from .. import loadgens, scenarios
 from . import db as dbreport, layers
@@ -117,7 +124,8 @@ def stats_fields(stats):
 
 def cell_record(d, ceilings):
     """One cell's figures: its record, what its load generator measured, the app's /stats, CPU and
-    memory, and what its scenario adds; its bound (Little's law) and its % of the ceiling."""
+    memory, and what its scenario adds; its bound (Little's law) and its % of the ceiling. Flat: the
+    shared keys and its own scenario's and load generator's `fields` (results_json nests those)."""
     r = CellRecord.load(d)
     scenario, gen = scenarios.get(r.scenario), loadgens.get(r.loadgen)
     threads = threads_value(r.threads)
@@ -149,12 +157,7 @@ def cell_record(d, ceilings):
     if r.db_driver:                       # BACKEND=postgres: its ceiling, bound, DB pool, PostgreSQL's CPU and memory
         dbreport.cell_figures(rec, r, d, ceilings)
     rec.update(layers.figures(d))         # PROFILE=1 only: CPU by layer
-    rec.update(scenario.figures(r, d))
-    for s in scenarios.ALL:              # every cell has every scenario's keys (None where not its own)
-        for k in s.fields:
-            rec.setdefault(k, None)
-    for g in loadgens.ALL:
-        rec.update({k: rec.get(k) for k in g.fields})
+    rec.update(scenario.figures(r, d))    # its own; no other scenario's or load generator's keys
     rec.update({
         "app_start": r.app_start, "prep_s": r.prep_s, "cell_wall_s": r.cell_wall_s, "lab_line": r.lab_line,
         "wrk_command": m.get("wrk_command") or m.get("vegeta_command"),
@@ -279,6 +282,56 @@ def load_run(run_dir):
     if len(by_round) > 1:
         run["rounds"] = by_round
     return run
+
+
+# ---- results.json: a scenario's and a load generator's own fields under its name
+
+def own_parts(rec):
+    """The scenario and the load generator of a record (a cell, or a calibration cell: no scenario)
+    that have fields of their own. BY_NAME.get: an unknown name (a scenario since removed) has none."""
+    owners = (scenarios.BY_NAME.get(rec.get("scenario")), loadgens.BY_NAME.get(rec.get("loadgen")))
+    return [o for o in owners if o is not None and o.fields]
+
+
+def nested(rec):
+    """A record as results.json has it: the shared keys, then each owner's fields under its name, eg,
+    "degrade": {"fault": ..., "recovery_s": ...} and "vegeta": {"ol_p99_ms": ...} on a degrade cell.
+    Only its own: a call cell has no degrade, slow-client, fan-out or vegeta keys. REPEAT's `range`
+    stays shared, naming each metric by its key wherever that sits."""
+    out = dict(rec)
+    for owner in own_parts(rec):
+        out[owner.name] = {k: out.pop(k, None) for k in owner.fields}
+    return out
+
+
+def flat(rec):
+    """A record of results.json as the report reads it: each owner's part lifted back to the top.
+    A results.json from before the parts (every scenario's keys on every cell, flat) reads as it is."""
+    out = dict(rec)
+    for name in (rec.get("scenario"), rec.get("loadgen")):
+        if isinstance(out.get(name), dict):
+            out.update(out.pop(name))
+    return out
+
+
+def each_record(run, how):
+    """The run with `how` applied to every record: its cells, each round's, the calibration cells."""
+    out = dict(run, cells=[how(c) for c in run["cells"]])
+    if "calibration" in run.get("meta", {}):
+        out["meta"] = dict(run["meta"], calibration=[how(c) for c in run["meta"]["calibration"]])
+    if "rounds" in run:
+        out["rounds"] = {n: [how(c) for c in cells] for n, cells in run["rounds"].items()}
+    return out
+
+
+def results_json(run):
+    """results.json's text of a run (load_run's)."""
+    return json.dumps(each_record(run, nested), indent=2) + "\n"
+
+
+def read_results(path):
+    """A results.json, new or old, as load_run returns a run: flat records."""
+    return each_record(json.loads(Path(path).read_text()), flat)
 
 
 INT_META = ("duration_s", "sleep_ms", "wrk_timeout_s", "warmup_s", "cells_planned", "wall_s", "measured_s",

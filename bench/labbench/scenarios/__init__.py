@@ -14,7 +14,8 @@ class Scenario:
     name = ""                   # the SCENARIO value (a planner like the sweep has none it is chosen by)
     selectable = True           # SCENARIO takes it
     defaults: Dict[str, str] = {}   # its environment variables and their defaults (bench.sh --help)
-    fields = ()                 # keys every cell of a run carries (None where another scenario ran it)
+    fields = ()                 # its own keys of its cells: under its name in results.json ("degrade": {...}),
+                                # absent from other scenarios' cells; results.csv has a column for each
     has_ceiling = True          # a calibration cell of the same wrk load gives its cells a % of ceiling
     side_load_resets_app = False    # an app that served this scenario is never reused
 

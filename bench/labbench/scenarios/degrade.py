@@ -10,6 +10,17 @@ takes to recover after the fault's end, beside what Little's law predicts from i
 
 A planner of its own cells (like the sweep): it owns its settings, plan, measurement (the fault
 schedule, the sampler and vegeta around it), figures, report section and charts.
+
+Reading it: the Degrade class at the end is what the bench calls; its methods hand over to the
+sections above, which go from the arithmetic to the run and its report:
+  settings        FAULT, FAULT_AT, FAULT_FOR, AFTER, MAX_IN_FLIGHT, DEGRADE_VARIANTS parsed and checked
+  Little's law    predict: what a model's caps let it serve during the fault and how long it takes
+                  to recover (no cap / a limit that rejects / a cap that queues)
+  per second      vegeta's results as one row per second (by send and by completion), the
+                  time to recover, the fault's window as the remote recorded it
+  one cell        measure: the schedule posted, the Sampler and vegeta, the remote's record
+  a cell's figures  figures: its results.json part ("degrade": {...}) from those raw files
+  the report      results.md's section and verdict, the charts (bench/degrade_charts.py)
 """
 import json
 import math
@@ -137,57 +148,78 @@ def predict(rate, healthy_ms, fault_hold_ms, fault_s, threads=None, limit=None, 
     growth, backlog at the fault's end, drain rate and time after it, predicted recovery (s, None
     when it does not recover) and the peak queued + in flight; `text` says it in one line."""
     healthy_s, hold_s = healthy_ms / 1000.0, (fault_hold_ms or 0) / 1000.0
-    queueing = [c for c in (threads, queue_cap) if c]
     out = {"capacity": None, "served_during": None, "growth": None, "backlog": 0, "drain_rate": None,
            "drain_s": None, "recovery_s": None, "peak": None, "regime": None}
-    # A thread-per-request container queues a request for a thread BEFORE the admission filter sees it:
-    # a limit at or above the threads never binds (the excess waits in that queue). Only a limit below
-    # them leaves threads free to answer the excess with a fast 503.
-    binds = limit and (not threads or limit < threads) and (not queue_cap or limit <= queue_cap)
-    if limit and not binds and threads and limit >= threads:
+    # Which regime: the cap a request meets first decides what happens to the excess.
+    if limit_binds(limit, threads, queue_cap):
+        return dict(out, **rejects(rate, limit, healthy_s, hold_s))
+    queueing = [c for c in (threads, queue_cap) if c]
+    if not queueing:
+        return dict(out, **no_cap(rate, fault_hold_ms, hold_s))
+    out.update(queues(rate, min(queueing), healthy_s, hold_s, fault_s))
+    if limit and threads and limit >= threads:        # a limit that changed nothing: say why
         out["unbound_limit"] = (f"limit {limit} >= {threads} threads: the excess waits in the container's queue, in "
                                 "front of the admission filter, so the limit never binds")
-    if binds:
-        # The limit binds first: beyond it a request is answered 503 at once, nothing queues.
-        c = limit
-        served = c / hold_s if hold_s else None
-        out.update(regime="rejects", capacity=c, served_during=served, peak=c)
-        rejected = None if served is None else max(0.0, rate - served)
-        if c / healthy_s < rate:
-            out["text"] = (f"limit {c}: {c} in flight / {healthy_ms / 1000:g} s = {c / healthy_s:g} req/s < RATE {rate}: "
-                           f"rejects ~{rate - c / healthy_s:g} req/s even when healthy; does not recover")
-            return out
-        out.update(recovery_s=hold_s, recovery_at_most=True)
-        out["text"] = (f"limit {c}: serves {c} / {hold_s:g} s = {served:g} req/s during the fault, rejects ~{rejected:g} "
-                       f"req/s (503), no backlog; recovers once the slow requests it admitted answer (≤ {hold_s:g} s)"
-                       if served is not None else f"limit {c}: rejects beyond {c} in flight; no backlog")
+        if out["drain_s"] is not None:                # on the draining text only (the other two never had it)
+            out["text"] = out["unbound_limit"] + "; " + out["text"]
+    return out
+
+
+def limit_binds(limit, threads, queue_cap):
+    """Whether --max-in-flight is the cap a request meets first. A thread-per-request container
+    queues a request for a thread BEFORE the admission filter sees it: a limit at or above the
+    threads never binds (the excess waits in that queue). Only a limit below them leaves threads
+    free to answer the excess with a fast 503; likewise a limit above another queueing cap."""
+    return bool(limit) and (not threads or limit < threads) and (not queue_cap or limit <= queue_cap)
+
+
+def rejects(rate, c, healthy_s, hold_s):
+    """A binding limit of c: beyond c in flight a request is answered 503 at once, so nothing
+    queues; it recovers once the slow requests it admitted answer (one fault hold at most)."""
+    served = c / hold_s if hold_s else None
+    out = {"regime": "rejects", "capacity": c, "served_during": served, "peak": c}
+    if c / healthy_s < rate:                # too small even for the healthy load
+        out["text"] = (f"limit {c}: {c} in flight / {healthy_s:g} s = {c / healthy_s:g} req/s < RATE {rate}: "
+                       f"rejects ~{rate - c / healthy_s:g} req/s even when healthy; does not recover")
         return out
-    if not queueing:
-        out.update(regime="no cap", recovery_s=0.0, peak=None if fault_hold_ms is None else round(rate * hold_s))
-        out["text"] = ("no cap: every request waits its delay; recovers as the last slow request answers "
-                       f"(~{hold_s:g} s after the end; requests sent after it answer at once)")
+    out.update(recovery_s=hold_s, recovery_at_most=True)
+    if served is None:
+        out["text"] = f"limit {c}: rejects beyond {c} in flight; no backlog"
         return out
-    c = min(queueing)
+    out["text"] = (f"limit {c}: serves {c} / {hold_s:g} s = {served:g} req/s during the fault, "
+                   f"rejects ~{max(0.0, rate - served):g} req/s (503), no backlog; recovers once the slow requests "
+                   f"it admitted answer (≤ {hold_s:g} s)")
+    return out
+
+
+def no_cap(rate, fault_hold_ms, hold_s):
+    """Nothing caps the requests in flight (virtual threads, the async models): each waits its own
+    delay and none waits for another, so the model is back as the last slow request answers."""
+    return {"regime": "no cap", "recovery_s": 0.0, "peak": None if fault_hold_ms is None else round(rate * hold_s),
+            "text": ("no cap: every request waits its delay; recovers as the last slow request answers "
+                     f"(~{hold_s:g} s after the end; requests sent after it answer at once)")}
+
+
+def queues(rate, c, healthy_s, hold_s, fault_s):
+    """A cap of c whose excess waits (the threads, a client pool): during the fault it serves
+    c / hold per second and the rest piles up; after it the backlog drains at what c serves when
+    healthy, less RATE, which keeps coming. It does not drain when that is not above 0."""
     served = c / hold_s if hold_s else float("inf")
     growth = rate - served
     backlog = max(0.0, growth) * fault_s
     drain_rate = c / healthy_s - rate
-    out.update(regime="queues", capacity=c, served_during=served, growth=growth, backlog=backlog,
-               drain_rate=drain_rate, peak=round(c + backlog))
+    out = {"regime": "queues", "capacity": c, "served_during": served, "growth": growth, "backlog": backlog,
+           "drain_rate": drain_rate, "peak": round(c + backlog)}
     if backlog == 0:
-        out.update(recovery_s=0.0, text=f"cap {c}: serves {served:g} req/s >= RATE {rate} during the fault: no backlog")
-        return out
+        return dict(out, recovery_s=0.0,
+                    text=f"cap {c}: serves {served:g} req/s >= RATE {rate} during the fault: no backlog")
     if drain_rate <= 0:
-        out["text"] = (f"cap {c}: serves {served:g} req/s during the fault, backlog +{growth:g}/s -> {backlog:,.0f}; "
-                       f"healthy it serves {c / healthy_s:g} req/s <= RATE {rate}: does not drain")
-        return out
-    out.update(drain_s=backlog / drain_rate, recovery_s=backlog / drain_rate)
-    out["text"] = (f"cap {c}: serves {c} / {hold_s:g} s = {served:g} req/s during the fault, backlog +{growth:g}/s -> "
-                   f"{backlog:,.0f} at its end; drains at {c / healthy_s:g} - {rate} = {drain_rate:g}/s: "
-                   f"{backlog / drain_rate:.0f} s")
-    if out.get("unbound_limit"):
-        out["text"] = out["unbound_limit"] + "; " + out["text"]
-    return out
+        return dict(out, text=(f"cap {c}: serves {served:g} req/s during the fault, backlog +{growth:g}/s -> "
+                               f"{backlog:,.0f}; healthy it serves {c / healthy_s:g} req/s <= RATE {rate}: does not drain"))
+    return dict(out, drain_s=backlog / drain_rate, recovery_s=backlog / drain_rate,
+                text=(f"cap {c}: serves {c} / {hold_s:g} s = {served:g} req/s during the fault, "
+                      f"backlog +{growth:g}/s -> {backlog:,.0f} at its end; "
+                      f"drains at {c / healthy_s:g} - {rate} = {drain_rate:g}/s: {backlog / drain_rate:.0f} s"))
 
 
 # ---------------------------------------------------------------- vegeta's results, per second
@@ -241,21 +273,24 @@ def per_second(results, t0_s, deadline_ms):
                 b["_lat"].append(lat_ms)
         if sent < 0 and r.get("code"):
             healthy.append(lat_ms)
-
-    def rows(table):
-        if not table:
-            return []
-        out = []
-        for sec in range(min(table), max(table) + 1):
-            b = table.get(sec) or _bucket(sec)
-            lat = b.pop("_lat")
-            b["p50_ms"] = None if not lat else round(percentile(lat, 50), 1)
-            b["p99_ms"] = None if not lat else round(percentile(lat, 99), 1)
-            out.append(b)
-        return out
-    return {"by_send": rows(send), "by_completion": rows(done), "first_send_s": first,
+    return {"by_send": second_rows(send), "by_completion": second_rows(done), "first_send_s": first,
             "healthy": {"answered": len(healthy), "p50_ms": None if not healthy else round(percentile(healthy, 50), 1),
                         "p99_ms": None if not healthy else round(percentile(healthy, 99), 1)}}
+
+
+def second_rows(table):
+    """A table of buckets by second as rows, every second from the first to the last (an empty one
+    is a row of zeros: a second nothing arrived in is a figure too), each with its p50 and p99."""
+    if not table:
+        return []
+    out = []
+    for sec in range(min(table), max(table) + 1):
+        b = table.get(sec) or _bucket(sec)
+        lat = b.pop("_lat")
+        b["p50_ms"] = None if not lat else round(percentile(lat, 50), 1)
+        b["p99_ms"] = None if not lat else round(percentile(lat, 99), 1)
+        out.append(b)
+    return out
 
 
 def time_to_recover(by_send, healthy_p99_ms, fault_end_s, within=RECOVERED_WITHIN, stay=STAY_S):
@@ -391,20 +426,12 @@ def measure(lab, cell, d, url, app):
     s = lab.s
     p = cell.scene.params(s)
     fault_url = lab.url(s.remote_port, "/fault")
-    try:
-        status, _ = fault_call(fault_url, "DELETE")
-        if status == 404:
-            return REBUILD, {}
-        if status >= 300:
-            return f"DELETE /fault at remote-sleep answered {status}", {}
-        schedule = f"{p['fault_at_ms']}ms:ok,{p['fault_for_ms']}ms:{p['fault']}"
-        posted_ms = int(time.time() * 1000)
-        status, _ = fault_call(f"{fault_url}?schedule={urllib.parse.quote(schedule, safe='')}", "POST")
-        if status >= 300:
-            return f"POST /fault?schedule={schedule} answered {status}", {}
-    except OSError as e:
-        return f"remote-sleep's /fault did not answer: {e}", {}
+    reason, schedule, posted_ms = post_schedule(fault_url, p)
+    if reason is not None:
+        return reason, {}
     timeout_ms = client_timeout_ms(app.lab_line())
+    # vegeta's workers are sized for what one request holds (vegeta.limits): during the fault, the
+    # fault's hold, so that vegeta itself never caps the rate it offers.
     hold = hold_ms(p["fault"], s.sleep_ms, timeout_ms) or fault_delay_ms(p["fault"]) or s.sleep_ms
     print(f"  remote-sleep: {schedule} (then ok); the app's client timeout: "
           f"{'unknown (no lab: line)' if timeout_ms is None else f'{timeout_ms} ms'}")
@@ -413,20 +440,47 @@ def measure(lab, cell, d, url, app):
     try:
         reason, measured = vegeta.measure(lab.m.vegeta, d, url, s.rate, p["timeline_ms"] / 1000.0,
                                           s.wrk_timeout_s, hold, stats_url=app.admin + "/stats")
-    finally:
+    finally:                  # also on Ctrl-C: the sampler stopped, the remote healthy for the next cell
         sampler.stop()
         ticks1 = procs.proc_ticks(app.proc)
-        try:
-            status, record = fault_call(fault_url, "GET")
-            (d / "fault.json").write_text(json.dumps(record if status < 300 else None) + "\n")
-            fault_call(fault_url, "DELETE")                 # healthy again, hung requests aborted
-        except OSError:
-            record = None
+        record = end_schedule(fault_url, d)
     measured.update(cpu_app_s=round((ticks1 - ticks0) / procs.CLK_TCK, 2), peak_rss_kb=sampler.peak_rss_kb,
                     peak_os_threads=sampler.peak_threads, client_timeout_ms=timeout_ms, fault_posted_ms=posted_ms)
     if reason is None:
         reason = write_timeline(lab.m.vegeta, d, p, record, posted_ms)
     return reason, measured
+
+
+def post_schedule(fault_url, p):
+    """The remote healthy (DELETE /fault), then this cell's timeline posted: FAULT_AT of ok, then
+    FAULT_FOR of FAULT, after which it is ok again by itself. (None or why it failed, the schedule,
+    when it was posted in epoch ms: what fault_window falls back on when the remote kept no record)."""
+    schedule = f"{p['fault_at_ms']}ms:ok,{p['fault_for_ms']}ms:{p['fault']}"
+    try:
+        status, _ = fault_call(fault_url, "DELETE")
+        if status == 404:
+            return REBUILD, schedule, None
+        if status >= 300:
+            return f"DELETE /fault at remote-sleep answered {status}", schedule, None
+        posted_ms = int(time.time() * 1000)
+        status, _ = fault_call(f"{fault_url}?schedule={urllib.parse.quote(schedule, safe='')}", "POST")
+        if status >= 300:
+            return f"POST /fault?schedule={schedule} answered {status}", schedule, None
+    except OSError as e:
+        return f"remote-sleep's /fault did not answer: {e}", schedule, None
+    return None, schedule, posted_ms
+
+
+def end_schedule(fault_url, d):
+    """The remote's record of what it did (GET /fault, into fault.json: null when it answered an
+    error), then healthy again, its hung requests aborted. The record, or None when it did not answer."""
+    try:
+        status, record = fault_call(fault_url, "GET")
+        (d / "fault.json").write_text(json.dumps(record if status < 300 else None) + "\n")
+        fault_call(fault_url, "DELETE")
+    except OSError:
+        return None
+    return record
 
 
 def write_timeline(vegeta_bin, d, p, record, posted_ms):
@@ -485,7 +539,9 @@ def cell_limit(params):
 
 
 def figures(record, d):
-    """The cell's degrade fields, from timeline.json, samples.jsonl and stats.json."""
+    """The cell's degrade fields: its settings, then what its timeline (timeline.json), the app's
+    series (samples.jsonl, stats.json) and Little's law say. A cell that has no timeline (it
+    failed before vegeta ended) has its settings only."""
     p, m = record.params, record.measured
     out = dict.fromkeys(FIELDS)
     out.update(fault=p.get("fault"), max_in_flight_limit=cell_limit(p) if "fault" in p else None,
@@ -493,6 +549,19 @@ def figures(record, d):
     t = read_json(d / "timeline.json")
     if not t or "fault" not in p:
         return out
+    out.update(timeline_figures(t, p, record.sleep_ms))
+    out.update(app_peaks(read_samples(d / "samples.jsonl"), read_json(d / "stats.json") or {}))
+    pred = cell_prediction(record, p, m.get("client_timeout_ms"))
+    out.update(predicted_recovery_s=None if pred["recovery_s"] is None else round(pred["recovery_s"], 1),
+               predicted_recovery_at_most=bool(pred.get("recovery_at_most")),
+               prediction=pred["text"], predicted_peak=pred["peak"])
+    return out
+
+
+def timeline_figures(t, p, sleep_ms):
+    """Goodput before, during and after the fault, by completion second (what the clients got in
+    each second), every failed request by kind, and the time to recover, by send second (when a
+    request sent then was answered well again)."""
     fault_end = t["fault_end_s"]
     healthy = t["healthy"]["p99_ms"]
     rec_s, slips = time_to_recover(t["by_send"], healthy, fault_end)
@@ -502,28 +571,27 @@ def figures(record, d):
     for row in t["by_send"]:
         for k, n in row["errors"].items():
             errors[k] = errors.get(k, 0) + n
-    samples = read_samples(d / "samples.jsonl")
-    stats = read_json(d / "stats.json") or {}
-    admission = stats.get("admission") or {}
-    pred = cell_prediction(record, p, m.get("client_timeout_ms"))
-    heap = peak(samples, lambda x: x.get("heapUsedBytes"))
-    out.update(
+    return dict(
         fault_s=round(fault_end, 2), fault_source=t.get("fault_source"), healthy_p99_ms=healthy,
-        goodput_before_rps=rate_over(done, -p["fault_at_ms"] / 1000.0 + record.sleep_ms / 1000.0, 0),
+        # before: from one healthy delay in, when the first answers can have come back
+        goodput_before_rps=rate_over(done, -p["fault_at_ms"] / 1000.0 + sleep_ms / 1000.0, 0),
         goodput_during_rps=rate_over(done, 0, fault_end), goodput_after_rps=rate_over(done, fault_end, end),
         fault_errors=errors, recovery_s=rec_s,
         recovery_text=("—" if healthy is None else "not within the run" if rec_s is None
-                       else f"{rec_s:g} s" + (f" ({slips} s not back later)" if slips else "")),
-        predicted_recovery_s=None if pred["recovery_s"] is None else round(pred["recovery_s"], 1),
-        predicted_recovery_at_most=bool(pred.get("recovery_at_most")),
-        prediction=pred["text"], predicted_peak=pred["peak"],
+                       else f"{rec_s:g} s" + (f" ({slips} s not back later)" if slips else "")))
+
+
+def app_peaks(samples, stats):
+    """The app's peaks from the sampler's series (a backlog drains and the GC gives memory back, so
+    its state at the end says little), and its admission filter's rejections (stats.json, at the end)."""
+    heap = peak(samples, lambda x: x.get("heapUsedBytes"))
+    return dict(
         peak_in_flight=peak(samples, lambda x: x.get("inFlight")),
         peak_queued=peak(samples, lambda x: x.get("queued")),
         peak_backlog=peak(samples, lambda x: None if x.get("inFlight") is None else x["inFlight"] + (x.get("queued") or 0)),
         peak_live_threads=peak(samples, lambda x: x.get("liveThreads")),
         peak_heap_mb=None if heap is None else round(heap / 1048576.0, 1),
-        admission_rejected=admission.get("rejected"))
-    return out
+        admission_rejected=(stats.get("admission") or {}).get("rejected"))
 
 
 def errors_text(errors):
