@@ -7,7 +7,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from labbench import inventory, place
+from labbench import inventory, place, procs
 from labbench.loadgens import histogram, wrk
 
 
@@ -61,6 +61,18 @@ class Commands(unittest.TestCase):
             self.assertEqual(62.75, place.ran_cpu_s(log))
             log.write_text("host-run: pid 42 on vm 10.0.0.4/24\n")     # still running, or its ssh lost
             self.assertIsNone(place.ran_cpu_s(log))
+
+
+class PinnedHostCpu(unittest.TestCase):
+    STAT = ("cpu  300 0 100 600 0 0 0 7 0 0\n"
+            "cpu0 100 0 50 350 0 0 0 2 0 0\n"
+            "cpu1 200 0 50 250 0 0 0 5 0 0\n"
+            "intr 12345\n")
+
+    def test_a_pinned_host_reads_its_own_cpus_lines_only(self):
+        self.assertEqual((255, 505, 5), procs.cpus_ticks(self.STAT, {1}))
+        self.assertEqual(procs.cpu_line_ticks(self.STAT.splitlines()[0]), procs.cpus_ticks(self.STAT, {0, 1}))
+        self.assertEqual((0, 0, 0), procs.cpus_ticks(self.STAT, {7}))      # a CPU the box does not have
 
 
 class InventoryHosts(unittest.TestCase):

@@ -236,8 +236,14 @@ def box_ticks(role, i=0):
 
 
 def box_ticks_of(h):
+    """A host's (busy, total, steal): its whole box, or where `cpus` pins its roles, those CPUs only:
+    what its roles could use (on the namespace hosts, which share one box, the only reading that is
+    each host's own)."""
     if not h.remote:
         return procs.box_ticks()
+    if h.cpus:
+        rc, out = remote_run(h, "grep '^cpu[0-9]' /proc/stat")
+        return procs.cpus_ticks(out, cpus_of(h.cpus)) if rc == 0 else (0, 0, 0)
     rc, out = remote_run(h, "head -1 /proc/stat")
     return procs.cpu_line_ticks(out) if rc == 0 else (0, 0, 0)
 

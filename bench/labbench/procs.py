@@ -232,6 +232,16 @@ def cpu_line_ticks(line):
     return busy, busy + idle + iowait, steal
 
 
+def cpus_ticks(stat_text, cpus):
+    """(busy, total, steal) of the CPUs `cpus` only, summed from /proc/stat's per-CPU "cpuN" lines."""
+    out = [0, 0, 0]
+    for line in stat_text.splitlines():
+        name = line.split(" ", 1)[0]
+        if name[3:].isdigit() and name.startswith("cpu") and int(name[3:]) in cpus:
+            out = [a + b for a, b in zip(out, cpu_line_ticks(line))]
+    return tuple(out)
+
+
 # ---------------------------------------------------------------- memory and threads from /proc
 
 def status_fields(text):
