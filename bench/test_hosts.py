@@ -7,7 +7,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from labbench import inventory, place, procs
+from labbench import inventory, limits, place, procs
 from labbench.loadgens import histogram, wrk
 
 
@@ -73,6 +73,29 @@ class PinnedHostCpu(unittest.TestCase):
         self.assertEqual((255, 505, 5), procs.cpus_ticks(self.STAT, {1}))
         self.assertEqual(procs.cpu_line_ticks(self.STAT.splitlines()[0]), procs.cpus_ticks(self.STAT, {0, 1}))
         self.assertEqual((0, 0, 0), procs.cpus_ticks(self.STAT, {7}))      # a CPU the box does not have
+
+
+class HostLimits(unittest.TestCase):
+    def test_a_hosts_limits_as_read_there(self):
+        m = limits.parse_host("1024\n524288\n1048576\n1024\t65000\n4096\n4194304\n254444\n0\n")
+        self.assertEqual((1024, 524288, (1024, 65000), True), (m.soft, m.hard, m.ports, m.root))
+        self.assertEqual(1 << 30, limits.parse_host("unlimited unlimited 1048576 1024 65000 4096 4194304 254444 1000").hard)
+        self.assertIsNone(limits.parse_host("bash: ulimit: error"))
+
+    def test_each_host_against_what_its_own_roles_need(self):
+        m = limits.parse_host("20000 20000 1048576 32768 60999 4096 4194304 254444 0")
+        # the app: 2 fds per connection; 9,000 fit in 20,000, 10,000 do not
+        self.assertIsNone(limits.check_host("h1", m, ["app"], 9000, 0, 200, "http"))
+        self.assertIn("hard ulimit -n 20000", limits.check_host("h1", m, ["app"], 10000, 0, 200, "http"))
+        # a load host with half of 30,000: one fd each fits, but not the source ports of 32768-60999
+        why = limits.check_host("h4", m, ["loadgen"], 30000, 15000, 0, "http")
+        self.assertIsNone(why)
+        why = limits.check_host("h4", m, ["loadgen"], 60000, 30000, 0, "http")
+        self.assertIn("hard ulimit -n", why)
+        wide = limits.parse_host("100000 100000 1048576 32768 60999 4096 4194304 254444 0")
+        self.assertIn("source ports", limits.check_host("h4", wide, ["loadgen"], 60000, 30000, 0, "http"))
+        # behind PostgreSQL the app makes no call per connection: its pool is its cap
+        self.assertIsNone(limits.check_host("h1", wide, ["app"], 30000, 0, 0, "postgres"))
 
 
 class InventoryHosts(unittest.TestCase):

@@ -23,7 +23,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from . import place
+from . import limits, place
 from .checks import UsageError
 
 GROUPS = ("app", "backend", "db", "loadgen")
@@ -167,6 +167,34 @@ def check(hosts, inventory_path, java_here, jars, loadgens=("wrk",), postgres=Fa
                                  f"copy them with: {fix}")
 
 
+def check_limits(hosts, max_conns, max_threads, backend):
+    """Each host's own limits (ulimit -n, source ports, thread ids: limits.READ_ON_HOST, read there)
+    against what its roles need at the largest level; UsageError naming the host and the limit.
+    Returns {host name: limits.Machine}, for the environment section. vegeta's rate has no
+    connection count of its own: a wrk share is what it is checked against."""
+    roles_of = {}
+    for role, hs in hosts.items():
+        for h in hs:
+            roles_of.setdefault(h, []).append(role)
+    share = -(-max_conns // len(hosts["loadgen"]))          # the first load host's, the largest
+    out = {}
+    for h, roles in roles_of.items():
+        rc, text = place.remote_run(h, limits.READ_ON_HOST)
+        m = limits.parse_host(text) if rc == 0 else None
+        if m is None:
+            raise UsageError(f"HOSTS: host {h.name}: its limits could not be read ({text.strip()[:200] or f'exit {rc}'})")
+        why = limits.check_host(h.name, m, roles, max_conns, share, max_threads, backend)
+        if why:
+            raise UsageError(f"HOSTS: on host {h.name} ({h.address}): {why}")
+        out[h.name] = m
+    return out
+
+
+def limits_text(m):
+    """A host's limits in one phrase for its line in the environment section."""
+    return (f"ulimit -n {m.soft}/{m.hard}, source ports {m.ports[0]}-{m.ports[1]}, somaxconn {m.somaxconn}")
+
+
 def close():
     """End every host's master connection (they would outlive the run by ControlPersist)."""
     if not _control_dir:
@@ -178,8 +206,8 @@ def close():
     shutil.rmtree(d, ignore_errors=True)
 
 
-def facts(hosts, java_here):
-    """Each host once: its CPUs, kernel and JDK, for the environment section."""
+def facts(hosts, java_here, host_limits=None):
+    """Each host once: its CPUs, kernel, JDK and limits (check_limits'), for the environment section."""
     out = []
     seen = set()
     for role in GROUPS:
@@ -191,8 +219,10 @@ def facts(hosts, java_here):
             rc, text = place.remote_run(h, f"nproc; uname -r; {shlex.quote(java)} -version 2>&1 | head -1")
             lines = text.splitlines() if rc == 0 else []
             cpus = lines[0] if lines else "?"
+            lim = (host_limits or {}).get(h.name)
             out.append(f"{h.name}: {cpus} CPUs{f' (pinned to {h.cpus})' if h.cpus else ''}, kernel "
-                       f"{lines[1] if len(lines) > 1 else '?'}, {lines[2] if len(lines) > 2 else 'java ?'}")
+                       f"{lines[1] if len(lines) > 1 else '?'}, {lines[2] if len(lines) > 2 else 'java ?'}"
+                       + (f", {limits_text(lim)}" if lim else ""))
     return out
 
 

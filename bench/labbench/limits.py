@@ -13,7 +13,7 @@ import resource
 from dataclasses import dataclass
 from typing import Optional, Tuple
 
-from .settings import UsageError
+from .checks import UsageError
 
 # Beyond 2 per connection, a JVM holds a few hundred descriptors of its own (jars, the JDK's
 # modules file, selectors, pipes, logs): 1024 leaves room.
@@ -123,6 +123,59 @@ def plan(max_conns, m, accept_queue=8192, max_threads=0):
                      f"accepted; the calibration cell pays the same. Raise it with `sysctl -w "
                      f"net.core.somaxconn={max_conns}` (not done here: the bench changes no sysctl)")
     return Plan(need, new_limit, notes)
+
+
+# ---- HOSTS: each host's own limits (read there by inventory.check before anything starts)
+
+READ_ON_HOST = ("ulimit -Sn; ulimit -Hn; cat /proc/sys/fs/nr_open /proc/sys/net/ipv4/ip_local_port_range "
+                "/proc/sys/net/core/somaxconn /proc/sys/kernel/pid_max /proc/sys/kernel/threads-max; id -u")
+
+
+def parse_host(text):
+    """READ_ON_HOST's output as a Machine; None when it is not that."""
+    words = ["1073741824" if w == "unlimited" else w for w in text.split()]     # as read() has RLIM_INFINITY
+    if len(words) != 9 or not all(w.isdigit() for w in words):
+        return None
+    soft, hard, nr_open, lo, hi, somaxconn, pid_max, threads_max, uid = map(int, words)
+    return Machine(soft=soft, hard=hard, nr_open=nr_open, root=uid == 0, ports=(lo, hi), somaxconn=somaxconn,
+                   pid_max=pid_max, threads_max=threads_max)
+
+
+def host_needs(roles, max_conns, loadgen_share, max_threads, backend):
+    """(file descriptors, source ports, threads) one host's roles need at the largest level: the app
+    2 per connection (+ the JVM's) and a port per call to the backend (at most the DB pool's
+    connections with BACKEND=postgres: its pool is its own cap); remote-sleep and PostgreSQL one
+    descriptor per connection; a load host one descriptor and one port per connection of its share.
+    bench/host-run.sh raises a role's soft ulimit -n to the hard one; it raises no hard limit."""
+    fds = ports = threads = 0
+    if "app" in roles:
+        fds, threads = fds_needed(max_conns), max_threads
+        ports += max_conns if backend == "http" else 0
+    if "backend" in roles or "db" in roles:
+        fds = max(fds, max_conns + FD_MARGIN)
+    if "loadgen" in roles:
+        fds = max(fds, loadgen_share + FD_MARGIN)
+        ports += loadgen_share
+    return fds, ports + PORT_MARGIN, threads
+
+
+def check_host(name, m, roles, max_conns, loadgen_share, max_threads, backend):
+    """The sentence saying which limit of host `name` (its Machine m) is too low for its roles at
+    the largest level and how to raise it there; None when it holds them."""
+    fds, ports, threads = host_needs(roles, max_conns, loadgen_share, max_threads, backend)
+    what = f"{max_conns} connections ({' and '.join(roles)})"
+    if fds > m.hard:
+        return (f"{what} need ~{fds} file descriptors, above its hard ulimit -n {m.hard}; raise it there (a nofile "
+                f"line in /etc/security/limits.conf, or LimitNOFILE for its sshd) or keep every level <= "
+                f"{max_level(m.hard)}")
+    lo, hi = m.ports
+    if ports > hi - lo + 1:
+        return (f"{what} need ~{ports} source ports, more than its net.ipv4.ip_local_port_range {lo}-{hi} has; "
+                f"`make hosts` widens it to 1024-65000, or add load hosts")
+    if threads + THREAD_MARGIN > min(m.pid_max, m.threads_max):
+        return (f"an app of {threads} platform threads needs more thread ids than its kernel.pid_max {m.pid_max} / "
+                f"kernel.threads-max {m.threads_max}")
+    return None
 
 
 def max_level(hard):

@@ -70,6 +70,9 @@ def apply_limits(s, cells):
     """The largest level and pool against the machine's limits (UsageError when they cannot be
     held), applied; the plan, for the run's environment section."""
     pools = [int(c.threads) for c in cells if c.threads.isdigit()]
+    if s.hosts:            # this machine runs none of the roles: each host's limits are checked there
+        return limits.Plan(limits.fds_needed(max(s.connections)), None,
+                           ["with HOSTS each host's own limits are checked there (the hosts' lines below)"])
     limit_plan = limits.plan(max(s.connections), limits.read(), max_threads=max(pools, default=0))
     limits.apply(limit_plan)
     return limit_plan
@@ -92,12 +95,14 @@ def main(argv):
     place.configure(s.cpusets, s.hosts)
     for sig in procs.STOP_SIGNALS:
         signal.signal(sig, stop_on_signal)
-    run_dir, rc = None, 0
+    run_dir, rc, host_limits = None, 0, None
     try:
         m = machine.check(s)
         if s.hosts:
             inventory.check(s.hosts, s.raw["HOSTS"], m.java, host_jars(s), s.loadgens, s.backend == "postgres")
-        run_dir = start_run(s, m, cells, left_out, limit_plan)
+            pools = [int(c.threads) for c in cells if c.threads.isdigit()]
+            host_limits = inventory.check_limits(s.hosts, max(s.connections), max(pools, default=0), s.backend)
+        run_dir = start_run(s, m, cells, left_out, limit_plan, host_limits)
         rc = run(Lab(s, m, run_dir), cells)
     except Fatal as e:
         print(f"ERROR: {e}", file=sys.stderr)
@@ -132,7 +137,7 @@ def host_jars(s):
     return {"app": [f"{m}/target/{m}.jar" for m in modules], "backend": ["remote-sleep/target/remote-sleep.jar"]}
 
 
-def start_run(s, m, cells, left_out, limit_plan):
+def start_run(s, m, cells, left_out, limit_plan, host_limits=None):
     """The run directory with its meta.txt, and the environment printed; returns the directory."""
     run_dir, now = rundir.create(s.results_dir)
     facts = machine.facts(s, m)
@@ -162,7 +167,7 @@ def start_run(s, m, cells, left_out, limit_plan):
   CPUs:      {cpus_line(s)}
   source:    {facts['git']}
   results:   {run_dir}""")
-    for line in host_lines(s, m, run_dir):
+    for line in host_lines(s, m, run_dir, host_limits):
         print(line)
     for note in limit_plan.notes:
         print(f"== limits: {note}")
@@ -188,12 +193,12 @@ def cpus_line(s):
     return "not pinned: every role shares every CPU (CPUSETS)"
 
 
-def host_lines(s, m, run_dir):
+def host_lines(s, m, run_dir, host_limits):
     """HOSTS: where each role runs, each host's CPUs, kernel and JDK, and the round trip from each
     load host to the app's host (into meta.txt too); [] without HOSTS."""
     if not s.hosts:
         return []
-    facts = inventory.facts(s.hosts, m.java)
+    facts = inventory.facts(s.hosts, m.java, host_limits)
     rtt = inventory.round_trip_ms(s.hosts)
     rtt_text = ", ".join(f"{name} {ms if ms is not None else '?'} ms" for name, ms in rtt.items())
     put(run_dir / "meta.txt", hosts=place.describe_hosts(), host_facts="; ".join(facts), round_trip_ms=rtt_text)
