@@ -110,10 +110,17 @@ def stop(p, sig=signal.SIGTERM, grace_s=5.0):
         _forget(p)
         return
     if p.stdin is not None:           # a role on another host: the signal's name through ssh (bench/host-run.sh)
+        # then KILL the same way, as here: a JVM stuck in its shutdown (one with 500 connections and 200
+        # queries queued) outlived its TERM by minutes and held the app's port against the next app
+        for name, wait_s in ((signal.Signals(sig).name[3:], grace_s + 5), ("KILL", 10)):    # + the round trip
+            with contextlib.suppress(OSError, ValueError):
+                p.stdin.write(f"{name}\n".encode())
+                p.stdin.flush()
+            if wait(p, wait_s) is not None:
+                break
         with contextlib.suppress(OSError, ValueError):
-            p.stdin.write(f"{signal.Signals(sig).name[3:]}\n".encode())
             p.stdin.close()
-        if wait(p, grace_s + 5) is not None:        # + the round trip: the exit comes back over ssh
+        if p.returncode is not None:
             return
     _signal(p, sig)
     if wait(p, grace_s) is None:
