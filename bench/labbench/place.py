@@ -160,6 +160,11 @@ def placed():
     return bool(_hosts)
 
 
+def placed_roles():
+    """The roles HOSTS placed in this run ([] without HOSTS)."""
+    return [r for r in PLACED if r in _hosts]
+
+
 def hosts(role):
     """The role's hosts ([LOCAL] without HOSTS); loadgen may have several."""
     return _hosts.get(role) or [LOCAL]

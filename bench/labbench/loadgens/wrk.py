@@ -94,7 +94,8 @@ def measure_on_hosts(s, cell_dir, url, wt, conns, remote, app, stats_url, timeou
     for (i, _, _), cmd in zip(plan, cmds):
         print(f"  $ {place.shown('loadgen', cmd, i)}")
     jvm0 = (procs.get_json(stats_url) or {}).get("jvm") if stats_url else None
-    used = {place.host("app"), place.host("backend"), *(place.host("loadgen", i) for i, _, _ in plan)}
+    # the hosts of the roles this run placed (BACKEND=postgres: the db host, not the backend's)
+    used = {*(place.host(r) for r in place.placed_roles() if r != "loadgen"), *(place.host("loadgen", i) for i, _, _ in plan)}
     t0, box0 = time.monotonic(), {h: place.box_ticks_of(h) for h in used}
     rem0, app0 = place.ticks(remote), (place.ticks(app) if app else 0)
     gone = sorted(h.name for h in used if h in place.lost())
