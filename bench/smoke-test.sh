@@ -534,7 +534,7 @@ check "fan-out: no errors or timeouts in the wrk cells" no_errors "$TMP/fanout/l
 check "results.md has the fan-out section" grep -q '^## One request, many calls (SCENARIO=fanout)' \
     "$TMP/fanout/latest/results.md"
 
-section "HOSTS: the roles on 5 namespace hosts, each with its own sshd (bench/hosts-test.sh, about 100 s)"
+section "HOSTS: the roles on 5 namespace hosts, each with its own sshd (bench/hosts-test.sh, about 115 s)"
 hosts_test() { bench/hosts-test.sh; }
 check "HOSTS end to end (bench/hosts-test.sh: its lines below when it fails)" hosts_test
 grep -E '^(ok|FAIL|SKIPPED) ' "$TMP/check.out" | sed 's/^/     /'
