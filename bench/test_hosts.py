@@ -85,17 +85,17 @@ class HostLimits(unittest.TestCase):
     def test_each_host_against_what_its_own_roles_need(self):
         m = limits.parse_host("20000 20000 1048576 32768 60999 4096 4194304 254444 0")
         # the app: 2 fds per connection; 9,000 fit in 20,000, 10,000 do not
-        self.assertIsNone(limits.check_host("h1", m, ["app"], 9000, 0, 200, "http"))
-        self.assertIn("hard ulimit -n 20000", limits.check_host("h1", m, ["app"], 10000, 0, 200, "http"))
+        self.assertIsNone(limits.check_host(m, ["app"], 9000, 0, 200, "http"))
+        self.assertIn("hard ulimit -n 20000", limits.check_host(m, ["app"], 10000, 0, 200, "http"))
         # a load host with half of 30,000: one fd each fits, but not the source ports of 32768-60999
-        why = limits.check_host("h4", m, ["loadgen"], 30000, 15000, 0, "http")
+        why = limits.check_host(m, ["loadgen"], 30000, 15000, 0, "http")
         self.assertIsNone(why)
-        why = limits.check_host("h4", m, ["loadgen"], 60000, 30000, 0, "http")
+        why = limits.check_host(m, ["loadgen"], 60000, 30000, 0, "http")
         self.assertIn("hard ulimit -n", why)
         wide = limits.parse_host("100000 100000 1048576 32768 60999 4096 4194304 254444 0")
-        self.assertIn("source ports", limits.check_host("h4", wide, ["loadgen"], 60000, 30000, 0, "http"))
+        self.assertIn("source ports", limits.check_host(wide, ["loadgen"], 60000, 30000, 0, "http"))
         # behind PostgreSQL the app makes no call per connection: its pool is its cap
-        self.assertIsNone(limits.check_host("h1", wide, ["app"], 30000, 0, 0, "postgres"))
+        self.assertIsNone(limits.check_host(wide, ["app"], 30000, 0, 0, "postgres"))
 
 
 class InventoryHosts(unittest.TestCase):

@@ -26,7 +26,6 @@ from pathlib import Path
 from . import limits, place
 from .checks import UsageError
 
-GROUPS = ("app", "backend", "db", "loadgen")
 _control_dir = []          # the masters' socket directory, once made
 
 
@@ -123,16 +122,22 @@ def _sha(path):
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
+def roles_by_host(hosts):
+    """{Host: [its roles]} from {role: [Host]}, each host once, in the groups' order."""
+    out = {}
+    for role, hs in hosts.items():
+        for h in hs:
+            out.setdefault(h, []).append(role)
+    return out
+
+
 def check(hosts, inventory_path, java_here, jars, loadgens=("wrk",), postgres=False):
     """Every host reachable with its key, and what its roles need there (the repository's
     bench/host-run.sh; wrk on a load host; java and the same jars as here on the app and backend
     hosts; PostgreSQL on the db host, and its client programs on the first load host when
     `postgres`). UsageError naming the host and the command that fixes it; opens each host's master."""
     fix = f"make hosts HOSTS={inventory_path}"
-    roles_of = {}
-    for role, hs in hosts.items():
-        for h in hs:
-            roles_of.setdefault(h, []).append(role)
+    roles_of = roles_by_host(hosts)
     for h, roles in roles_of.items():
         what = f"host {h.name} ({h.address}, {' and '.join(roles)})"
         rc, out = place.remote_run(h, "true")
@@ -172,10 +177,7 @@ def check_limits(hosts, max_conns, max_threads, backend):
     against what its roles need at the largest level; UsageError naming the host and the limit.
     Returns {host name: limits.Machine}, for the environment section. vegeta's rate has no
     connection count of its own: a wrk share is what it is checked against."""
-    roles_of = {}
-    for role, hs in hosts.items():
-        for h in hs:
-            roles_of.setdefault(h, []).append(role)
+    roles_of = roles_by_host(hosts)
     share = -(-max_conns // len(hosts["loadgen"]))          # the first load host's, the largest
     out = {}
     for h, roles in roles_of.items():
@@ -183,7 +185,7 @@ def check_limits(hosts, max_conns, max_threads, backend):
         m = limits.parse_host(text) if rc == 0 else None
         if m is None:
             raise UsageError(f"HOSTS: host {h.name}: its limits could not be read ({text.strip()[:200] or f'exit {rc}'})")
-        why = limits.check_host(h.name, m, roles, max_conns, share, max_threads, backend)
+        why = limits.check_host(m, roles, max_conns, share, max_threads, backend)
         if why:
             raise UsageError(f"HOSTS: on host {h.name} ({h.address}): {why}")
         out[h.name] = m
@@ -209,20 +211,15 @@ def close():
 def facts(hosts, java_here, host_limits=None):
     """Each host once: its CPUs, kernel, JDK and limits (check_limits'), for the environment section."""
     out = []
-    seen = set()
-    for role in GROUPS:
-        for h in hosts.get(role, []):
-            if h in seen:
-                continue
-            seen.add(h)
-            java = h.java or java_here
-            rc, text = place.remote_run(h, f"nproc; uname -r; {shlex.quote(java)} -version 2>&1 | head -1")
-            lines = text.splitlines() if rc == 0 else []
-            cpus = lines[0] if lines else "?"
-            lim = (host_limits or {}).get(h.name)
-            out.append(f"{h.name}: {cpus} CPUs{f' (pinned to {h.cpus})' if h.cpus else ''}, kernel "
-                       f"{lines[1] if len(lines) > 1 else '?'}, {lines[2] if len(lines) > 2 else 'java ?'}"
-                       + (f", {limits_text(lim)}" if lim else ""))
+    for h in roles_by_host(hosts):
+        java = h.java or java_here
+        rc, text = place.remote_run(h, f"nproc; uname -r; {shlex.quote(java)} -version 2>&1 | head -1")
+        lines = text.splitlines() if rc == 0 else []
+        cpus = lines[0] if lines else "?"
+        lim = (host_limits or {}).get(h.name)
+        out.append(f"{h.name}: {cpus} CPUs{f' (pinned to {h.cpus})' if h.cpus else ''}, kernel "
+                   f"{lines[1] if len(lines) > 1 else '?'}, {lines[2] if len(lines) > 2 else 'java ?'}"
+                   + (f", {limits_text(lim)}" if lim else ""))
     return out
 
 

@@ -159,9 +159,9 @@ def host_needs(roles, max_conns, loadgen_share, max_threads, backend):
     return fds, ports + PORT_MARGIN, threads
 
 
-def check_host(name, m, roles, max_conns, loadgen_share, max_threads, backend):
-    """The sentence saying which limit of host `name` (its Machine m) is too low for its roles at
-    the largest level and how to raise it there; None when it holds them."""
+def check_host(m, roles, max_conns, loadgen_share, max_threads, backend):
+    """The sentence saying which limit of a host (its Machine m) is too low for its roles at the
+    largest level and how to raise it there; None when it holds them."""
     fds, ports, threads = host_needs(roles, max_conns, loadgen_share, max_threads, backend)
     what = f"{max_conns} connections ({' and '.join(roles)})"
     if fds > m.hard:

@@ -66,14 +66,18 @@ def plan_run(argv, env):
     return s, cells, left_out, limit_plan
 
 
+def largest_pool(cells):
+    """The most platform threads any cell's app has (0: none has a numbered pool)."""
+    return max((int(c.threads) for c in cells if c.threads.isdigit()), default=0)
+
+
 def apply_limits(s, cells):
     """The largest level and pool against the machine's limits (UsageError when they cannot be
     held), applied; the plan, for the run's environment section."""
-    pools = [int(c.threads) for c in cells if c.threads.isdigit()]
     if s.hosts:            # this machine runs none of the roles: each host's limits are checked there
         return limits.Plan(limits.fds_needed(max(s.connections)), None,
                            ["with HOSTS each host's own limits are checked there (the hosts' lines below)"])
-    limit_plan = limits.plan(max(s.connections), limits.read(), max_threads=max(pools, default=0))
+    limit_plan = limits.plan(max(s.connections), limits.read(), max_threads=largest_pool(cells))
     limits.apply(limit_plan)
     return limit_plan
 
@@ -100,8 +104,7 @@ def main(argv):
         m = machine.check(s)
         if s.hosts:
             inventory.check(s.hosts, s.raw["HOSTS"], m.java, host_jars(s), s.loadgens, s.backend == "postgres")
-            pools = [int(c.threads) for c in cells if c.threads.isdigit()]
-            host_limits = inventory.check_limits(s.hosts, max(s.connections), max(pools, default=0), s.backend)
+            host_limits = inventory.check_limits(s.hosts, max(s.connections), largest_pool(cells), s.backend)
         run_dir = start_run(s, m, cells, left_out, limit_plan, host_limits)
         rc = run(Lab(s, m, run_dir), cells)
     except Fatal as e:

@@ -20,26 +20,29 @@ def stat_fields(pid):
     return int(fields[1]), int(fields[11]) + int(fields[12]), int(fields[13]) + int(fields[14])
 
 
-def cluster_pids(postmaster):
-    """The postmaster and its children (backends, checkpointer, ...): every process of the cluster."""
-    pids = [postmaster]
+def cluster(postmaster):
+    """{pid: stat_fields} of the postmaster and its children (backends, checkpointer, ...): every
+    live process of the cluster, from one scan of /proc."""
+    out = {}
     for entry in Path("/proc").iterdir():
-        if entry.name.isdigit() and int(entry.name) != postmaster:
+        if entry.name.isdigit():
             f = stat_fields(entry.name)
-            if f and f[0] == postmaster:
-                pids.append(int(entry.name))
-    return pids
+            if f and (int(entry.name) == postmaster or f[0] == postmaster):
+                out[int(entry.name)] = f
+    return out
 
 
-def cluster_ticks(postmaster):
+def cluster_pids(postmaster):
+    """The postmaster and its children: every process of the cluster."""
+    return [postmaster, *(pid for pid in cluster(postmaster) if pid != postmaster)]
+
+
+def cluster_ticks(postmaster, processes=None):
     """CPU ticks the cluster has used: its live processes' own, plus the postmaster's reaped
-    children's (cutime: a backend that exited during the window still counts)."""
-    total = 0
-    for pid in cluster_pids(postmaster):
-        f = stat_fields(pid)
-        if f:
-            total += f[1] + (f[2] if pid == postmaster else 0)
-    return total
+    children's (cutime: a backend that exited during the window still counts). `processes`: a
+    cluster() reading already made."""
+    processes = cluster(postmaster) if processes is None else processes
+    return sum(own + (children if pid == postmaster else 0) for pid, (_, own, children) in processes.items())
 
 
 def pss_kb(pids):
@@ -59,8 +62,8 @@ def pss_kb(pids):
 
 def usage(postmaster):
     """(CPU ticks so far, Pss now in kB, processes now) of the cluster."""
-    pids = cluster_pids(postmaster)
-    return cluster_ticks(postmaster), pss_kb(pids), len(pids)
+    processes = cluster(postmaster)          # one scan of /proc for all three (every second, maybe over ssh)
+    return cluster_ticks(postmaster, processes), pss_kb(processes), len(set(processes) | {postmaster})
 
 
 if __name__ == "__main__":

@@ -50,10 +50,13 @@ class PgBench(LoadGen):
         s = lab.s
         (d / "query.sql").write_text(script(s))
         path = (d / "query.sql").resolve()
-        h = place.host("loadgen")
+        h, remove = place.host("loadgen"), None
         if h.remote:                   # HOSTS: pgbench runs on the first load host, its script there
             path = f"/tmp/lab-pgbench-{d.parent.parent.name}-{d.name}.sql"
-            procs.AT_STOP.append(lambda: place.remote_run(h, f"rm -f {path}"))   # a Ctrl-C leaves it not
+
+            def remove():
+                place.remote_run(h, f"rm -f {path}")
+            procs.AT_STOP.append(remove)       # also after a Ctrl-C in the middle of it
             if not place.put_text("loadgen", 0, path, script(s)):
                 return f"could not write {path} on load host {h.name}", {}
         cmd = command(s, lab.db.bindir, lab.db.url, path, clients)
@@ -62,8 +65,9 @@ class PgBench(LoadGen):
         box0, window = place.box_ticks("db"), lab.db.window()
         rc = place.run("loadgen", cmd, out=d / self.output)
         box1 = place.box_ticks("db")
-        if h.remote:
-            place.remote_run(h, f"rm -f {path}")
+        if remove:                     # now, and not again at the end
+            procs.AT_STOP.remove(remove)
+            remove()
         busy, total = box1[0] - box0[0], box1[1] - box0[1]
         measured = {"pgbench_command": " ".join(cmd), "pgbench_exit": rc,
                     "cpu_box_pct": round(100 * busy / total if total else 0, 1), **(window.end() if window else {})}
