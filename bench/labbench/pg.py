@@ -195,6 +195,9 @@ class Window:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, args=(interval_s,), name="pg-sampler", daemon=True)
         self._thread.start()
+        # A Ctrl-C mid-window: the cleanup lets its read in flight end before the bench does (on a db
+        # host that read is a process there, which a test found alive after the bench had exited).
+        procs.AT_STOP.append(self.stop)
 
     def _run(self, interval_s):
         while True:
@@ -208,10 +211,15 @@ class Window:
         self.peak_pss_kb = max(self.peak_pss_kb, pss)
         return ticks
 
+    def stop(self):
+        """No more samples; returns once the one in flight has ended (remote_run's 20 s at most)."""
+        self._stop.set()
+        self._thread.join(30)
+
     def end(self):
         """What the window measured, for the cell's record."""
-        self._stop.set()
-        self._thread.join()
+        procs.AT_STOP.remove(self.stop)
+        self.stop()
         ticks = self.sample()
         return {"cpu_db_s": round((ticks - self.ticks0) / procs.CLK_TCK, 2),
                 "peak_db_pss_kb": self.peak_pss_kb, "db_processes": self.processes}
