@@ -6,8 +6,8 @@ from pathlib import Path
 
 from labbench import warmup
 from labbench.record import CellRecord
-from labbench.report.figures import load_fields
-from labbench.report.summary import jit_line, verdict_text
+from labbench.report.figures import load_fields, mark_again, merge_rounds
+from labbench.report.summary import jit_line, twice_line, verdict_text
 from labbench.warmup import Window
 
 RECORDED = Path(__file__).parent / "fixtures" / "warmup"
@@ -118,6 +118,43 @@ class Report(unittest.TestCase):
         few = dict(self.cell("s", None), cpu_rest_ms_per_s=6.6, cpu_load_note="too few requests (10) to price one")
         line = jit_line({"cells": [priced, few]})
         self.assertIn("and less the JVM at rest (3.0–6.6 CPU ms/s) 0.120–0.120 (1 cell with too few requests to price one)", line)
+
+
+class Twice(unittest.TestCase):
+    """A JVM measured twice the same way (report/summary.py: twice_line): the order of the cells."""
+
+    def cell(self, wrk_threads, cpu_app_s, start="reused", requests=1000, **more):
+        return {"app": "a", "container": "jetty", "threads": 1, "client": "jdk", "scenario": "call", "loadgen": "wrk",
+                "wrk_threads": wrk_threads, "connections": 100, "status": "ok", "app_start": start,
+                "cpu_app_s": cpu_app_s, "requests": requests, **more}
+
+    def test_pairs_of_the_same_command_are_compared(self):
+        run = {"cells": [self.cell(10, 0.20, "fresh"), self.cell(10, 0.21),      # +5 %
+                         self.cell(10, 0.20, "fresh"), self.cell(10, 0.25),      # +25 %
+                         self.cell(10, 0.20, "fresh"), self.cell(100, 0.30)]}    # another setting: not a pair
+        self.assertEqual("Twice on one JVM (the same wrk command back to back, 2 JVMs): the second window's CPU "
+                         "ms/req +5 to +25 % from the first (median +25 %), within ±10 % in 1 of 2.\n", twice_line(run))
+
+    def test_nothing_to_say_without_such_a_pair(self):
+        self.assertEqual("", twice_line({"cells": [self.cell(10, 0.2, "fresh"), self.cell(100, 0.2)]}))
+        self.assertEqual("", twice_line({"cells": [self.cell(10, 0.2, "fresh"), self.cell(10, 0.2, "fresh")]}))
+        few = "too few requests (10) to price one"
+        self.assertEqual("", twice_line({"cells": [self.cell(10, 0.2, "fresh", 10, cpu_load_note=few),
+                                                   self.cell(10, 0.2, requests=10, cpu_load_note=few)]}))
+
+
+    def test_a_second_measurement_is_not_merged_as_another_round(self):
+        # before mark_again, merge_rounds took the two cells of WRK_THREADS="10 10" for REPEAT rounds
+        def cell(index, rnd, rps):
+            return dict(self.cell(10, 0.2), index=index, round=rnd, steady_rps=rps, app_start="fresh" if index % 2 else "reused")
+        once = [cell(1, 1, 99.0), cell(2, 1, 98.0)]
+        mark_again(once)
+        self.assertEqual([(1, None, 99.0), (1, 1, 98.0)],
+                         [(c["repeats"], c.get("again"), c["steady_rps"]) for c in merge_rounds(once)])
+        rounds = [cell(1, 1, 99.0), cell(2, 1, 98.0), cell(3, 2, 97.0), cell(4, 2, 96.0)]
+        mark_again(rounds)
+        self.assertEqual([(2, None, [97.0, 99.0]), (2, 1, [96.0, 98.0])],
+                         [(c["repeats"], c.get("again"), c["range"]["steady_rps"]) for c in merge_rounds(rounds)])
 
 
 class LoadPrice(unittest.TestCase):

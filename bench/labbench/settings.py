@@ -126,7 +126,7 @@ Settings (current value):
                                vN = virtual threads on N carrier threads (JDK 21+), eg, v1
   CLIENT="{v['CLIENT']}"               the apps' outbound HTTP client, known: {' '.join(catalog.CLIENTS)} (a list runs each)
   PROFILE={v['PROFILE']}                   1: a CPU profile of the app over each measured window (flame.html, CPU by layer)
-  WRK_THREADS="{v['WRK_THREADS']}"        wrk -t, each <= every CONNECTIONS value
+  WRK_THREADS="{v['WRK_THREADS']}"        wrk -t, each <= every CONNECTIONS value; one twice ("10 10") measures each JVM again
   CONNECTIONS="{v['CONNECTIONS']}"          wrk -c
   SCENARIO="{v['SCENARIO']}"            known: {' '.join(scenarios.SELECTABLE)} (a list runs each in turn)
 {"".join(s.usage(v) for s in scenarios.ALL)}  LOADGEN="{v['LOADGEN']}"              known: {' '.join(KNOWN_LOADGENS)}: wrk = closed loop (-t x -c), vegeta = open loop

@@ -41,7 +41,8 @@ from pathlib import Path
 
 # variant: two sweep variants can meet in one cell (sync-servlet:200 and :conns at 200 connections).
 KEY = ("scenario", "loadgen", "app", "container", "threads", "wrk_threads", "connections", "variant", "client",
-       "db_driver")    # BACKEND=postgres: the app's database driver (None for the HTTP backend)
+       "db_driver",    # BACKEND=postgres: the app's database driver (None for the HTTP backend)
+       "again")        # the same settings measured again in one round (figures.mark_again)
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))      # bench/, also when run as a file
 from labbench import catalog, scenarios  # noqa: E402
 from labbench.report.figures import read_results  # noqa: E402  (a cell's scenario part and older flat files alike)

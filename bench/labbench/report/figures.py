@@ -270,6 +270,7 @@ def load_run(run_dir):
     cells = [cell_record(d, ceilings_of(calibration)) for d in sorted((run_dir / "cells").glob("*/"))]
     cells = [c for c in cells if c["status"] != "running"]   # the cell in progress, if any
     cells.sort(key=lambda c: c["index"] or 0)
+    mark_again(cells)
     by_round = {}
     for c in cells:
         by_round.setdefault(str(c["round"]), []).append(c)
@@ -370,8 +371,9 @@ def ceilings_of(calibration):
 
 
 # variant: two sweep variants can meet in one cell (sync-servlet:200 and :conns at 200 connections).
+# again: the same settings measured again in one round (mark_again).
 CELL_KEY = ("scenario", "loadgen", "app", "container", "threads", "client", "wrk_threads", "connections", "variant",
-            "db_driver")
+            "db_driver", "again")
 # What REPEAT reports as a median with its min–max; everything else is the median round's.
 ROUND_METRICS = ("requests", "rps", "steady_rps", "pct_of_ceiling", "ceiling_rps", "latency_avg_ms", "p50_ms",
                  "p90_ms", "p99_ms", "max_ms", "timeouts", "slow_2s", "unfinished", "max_in_flight",
@@ -386,6 +388,19 @@ def median(values):
     values = sorted(values)
     n = len(values)
     return values[n // 2] if n % 2 else (values[n // 2 - 1] + values[n // 2]) / 2
+
+
+def mark_again(cells):
+    """A cell whose settings an earlier cell of its round had (eg, WRK_THREADS="10 10": one JVM
+    measured twice, back to back) gets `again`: how many came before it. Without it, merge_rounds took
+    the two for two REPEAT rounds and reported their median. Cells in index order; a run without
+    such a cell is left as it was."""
+    seen = {}
+    for c in cells:
+        key = (c.get("round"),) + tuple(c.get(k) for k in CELL_KEY)
+        if seen.get(key):
+            c["again"] = seen[key]
+        seen[key] = seen.get(key, 0) + 1
 
 
 def merge_rounds(records, key=CELL_KEY):

@@ -136,6 +136,33 @@ def jit_line(run):
     return line
 
 
+# The bound issue 26 sets between a JVM's first and second measured window.
+TWICE_WITHIN = 10
+TWICE_SAME = ("app", "container", "threads", "client", "scenario", "loadgen", "wrk_threads", "connections")
+
+
+def twice_line(run):
+    """A JVM measured twice the same way, back to back (eg, WRK_THREADS="10 10"): how far its second
+    window's CPU per request was from its first. With two different wrk settings the gap is partly the
+    load generator's (docs/traps.md #38); with one, it is the order of the cells: warmth, or the box.
+    Cells with too few requests to price one (cpu_load_note) are left out."""
+    moves = sorted(100 * per_request(b) / per_request(a) - 100 for a, b in zip(run["cells"], run["cells"][1:])
+                   if b.get("app_start") == "reused" and all(a.get(k) == b.get(k) for k in TWICE_SAME)
+                   and per_request(a) and per_request(b) and not (a.get("cpu_load_note") or b.get("cpu_load_note")))
+    if not moves:
+        return ""
+    within = sum(1 for m in moves if abs(m) <= TWICE_WITHIN)
+    return (f"Twice on one JVM (the same wrk command back to back, {len(moves)} JVMs): the second window's CPU ms/req "
+            f"{moves[0]:+.0f} to {moves[-1]:+.0f} % from the first (median {moves[len(moves) // 2]:+.0f} %), "
+            f"within ±{TWICE_WITHIN} % in {within} of {len(moves)}.\n")
+
+
+def per_request(c):
+    """The app's CPU ms per request from its CPU seconds (finer than the rounded column); None without."""
+    ok = c.get("status") == "ok" and c.get("cpu_app_s") and c.get("requests")
+    return 1000 * c["cpu_app_s"] / c["requests"] if ok else None
+
+
 def load_part(ran):
     """The CPU the load itself added per request (less the compiler and the JVM at rest), and the
     cells where too few requests came to price one. Over every ok cell, not only those with a JIT
@@ -162,7 +189,7 @@ def first_screen(run):
             lines += ["## Verdict: steady req/s as % of the ceiling · handler threads seen\n\n", table, "\n",
                       f"⚠ below {BELOW:g} % of the ceiling ({ceiling_text(run)}); with several "
                       f"wrk settings a cell shows the lowest. FAILED / SKIPPED: see the appendix.\n"]
-    lines += ["\n", box_line(run), jit_line(run), "\n",
+    lines += ["\n", box_line(run), jit_line(run), twice_line(run), "\n",
               "How to read every column: `docs/reading-results.md` in the lab's repository. The environment, "
               "the apps' `lab:` lines, this run's bounds and ceilings, every cell and the calibration are in "
               "the appendix at the end.\n"]
