@@ -8,6 +8,7 @@ from labbench import warmup
 from labbench.record import CellRecord
 from labbench.report.figures import load_fields, mark_again, merge_rounds
 from labbench.report.summary import jit_line, twice_line, verdict_text
+from labbench.report.tables import group_tables
 from labbench.warmup import Window
 
 RECORDED = Path(__file__).parent / "fixtures" / "warmup"
@@ -155,6 +156,15 @@ class Twice(unittest.TestCase):
         mark_again(rounds)
         self.assertEqual([(2, None, [97.0, 99.0]), (2, 1, [96.0, 98.0])],
                          [(c["repeats"], c.get("again"), c["range"]["steady_rps"]) for c in merge_rounds(rounds)])
+
+
+    def test_the_second_measurement_has_its_own_table(self):
+        first, again = dict(self.cell(10, 0.2), steady_rps=99.0), dict(self.cell(10, 0.2), steady_rps=97.0, again=1)
+        text = group_tables([first, again], ["a"], ["jetty"], [], 1.0, ["steady"], lambda c: [c["steady_rps"]],
+                            heading=lambda *_: "")
+        self.assertIn("### 1 thread · wrk -t10 -c100\n", text)
+        self.assertIn("### 1 thread · wrk -t10 -c100 · again, on the same JVMs\n", text)
+        self.assertEqual(["| a | 99.0 |", "| a | 97.0 |"], [line for line in text.splitlines() if line.startswith("| a ")])
 
 
 class LoadPrice(unittest.TestCase):

@@ -33,19 +33,19 @@ def group_tables(cells, apps, containers, calibration, sleep_s, columns, values,
     (`values(cell)` gives their texts); a FAILED or SKIPPED cell gets a note under its table."""
     lines = []
     w = lines.append
-    by_key = {(c["app"], c.get("client", "jdk"), c["container"], c["threads"], c["wrk_threads"], c["connections"]): c
-              for c in cells}
+    by_key = {(c["app"], c.get("client", "jdk"), c["container"], c["threads"], c["wrk_threads"], c["connections"],
+               c.get("again")): c for c in cells}
     clients = list(dict.fromkeys(c.get("client", "jdk") for c in cells)) or ["jdk"]
     rows = [(app, client) for app in apps for client in clients
             if any(k[0] == app and k[1] == client for k in by_key)] if len(clients) > 1 else [(a, clients[0]) for a in apps]
     groups = []
     for c in cells:
-        g = (c["threads"], c["wrk_threads"], c["connections"])
+        g = (c["threads"], c["wrk_threads"], c["connections"], c.get("again"))   # again: figures.mark_again
         if g not in groups:
             groups.append(g)
-    groups.sort(key=lambda g: (threads_order(g[0]), g[2], g[1]))
-    for threads, wt, cn in groups:
-        w(f"\n### {threads_label(threads)} · wrk -t{wt} -c{cn}\n\n")
+    groups.sort(key=lambda g: (threads_order(g[0]), g[2], g[1], g[3] or 0))
+    for threads, wt, cn, again in groups:
+        w(f"\n### {threads_label(threads)} · wrk -t{wt} -c{cn}{' · again, on the same JVMs' if again else ''}\n\n")
         w((heading(threads, wt, cn) if heading else _ceiling_and_bound(calibration, threads, wt, cn, sleep_s)) + "\n\n")
         n = len(columns)
         head = "| app |" + "".join(f" {ct} {columns[0]} |" + "".join(f" {h} |" for h in columns[1:])
@@ -56,7 +56,7 @@ def group_tables(cells, apps, containers, calibration, sleep_s, columns, values,
             name = app if len(clients) == 1 else f"{app} · {client} client"
             row = f"| {name} |"
             for ct in containers:
-                c = by_key.get((app, client, ct, threads, wt, cn))
+                c = by_key.get((app, client, ct, threads, wt, cn, again))
                 if c is None:
                     row += " |" * n
                 elif c["status"] != "ok":
