@@ -39,6 +39,10 @@ final class TomcatContainer implements Container {
         Path baseDir = config.port() > 0
                 ? Files.createDirectories(Path.of(System.getProperty("java.io.tmpdir"), "lab-tomcat-" + config.port()))
                 : Files.createTempDirectory("lab-tomcat");
+        // A test JVM can exit while a close is still waiting for Tomcat's stop (Launcher.stop joins
+        // it only until its deadline): Tomcat had emptied the directory by then, and ~18 empty ones
+        // were left in /tmp per test run. deleteOnExit removes it then, if empty.
+        if (config.port() == 0) baseDir.toFile().deleteOnExit();
         tomcat.setBaseDir(baseDir.toString());
         Connector connector = new Connector("HTTP/1.1");
         connector.setPort(config.port());
