@@ -63,6 +63,12 @@ class VerdictTest(unittest.TestCase):
                                   os.path.join(tmp, "b.json")], capture_output=True, text=True, check=True).stdout
         self.assertIn("2 cells in both runs: 1 same, 0 better, 1 worse beyond the noise", out)
 
+    def test_a_second_measurement_is_its_own_cell_and_says_so(self):
+        first, again = cell(99.0, 1010), dict(cell(98.0, 1012), again=1)      # WRK_THREADS="10 10"
+        self.assertNotEqual(compare.key_of(first), compare.key_of(again))
+        self.assertEqual("-t10 -c100", compare.load_text(compare.key_of(first)))
+        self.assertEqual("-t10 -c100 again", compare.load_text(compare.key_of(again)))
+
     def test_a_pair_measured_at_a_different_warmth_is_marked(self):
         cold, warm = dict(cell(99.0, 1010), jit_pct=38.0), dict(cell(99.0, 1010), jit_pct=2.5)
         self.assertEqual(" (warmth differs: JIT 38 % → 2 % of the app's CPU)", compare.warmth_note(cold, warm))

@@ -84,7 +84,8 @@ def app_text(key):
 
 def load_text(key):
     """The load column: wrk's -t/-c, or vegeta's open loop."""
-    return "vegeta (open loop)" if key[1] == "vegeta" else f"-t{key[5]} -c{key[6]}"
+    text = "vegeta (open loop)" if key[1] == "vegeta" else f"-t{key[5]} -c{key[6]}"
+    return text + (" again" if key[10] else "")     # the same settings measured again (figures.mark_again)
 
 
 def load(arg, name):
