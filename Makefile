@@ -54,10 +54,10 @@ test: ## the Java tests, then the bench smoke test (installs wrk, curl, shellche
 	@# PostgreSQL for the DB tests (DbTest, the smoke's BACKEND=postgres part); where it cannot be
 	@# installed they skip, each with the reason.
 	@bench/tools/install.sh postgresql >/dev/null || echo "NOTE: no PostgreSQL, the DB tests will skip (the ERROR above says why)"
-	# -T 2: two app modules' tests at once. They mostly wait on the remote's sleeps, and one after
-	# another they took 6:31 of a 10:47 clean-clone run on the 2-core machine. Not -q: Surefire's
-	# "Tests run" lines are the record.
-	$(MVN_RUN) --no-transfer-progress -T 2 verify
+	# -T 3: three app modules' tests at once. They mostly wait on the remote's sleeps: one after
+	# another they took 6:31 of a 10:47 clean-clone run on the 2-core machine; at -T 2, ~3:30 of a
+	# 10:03-10:25 one on a slow afternoon (2026-11-26). Not -q: Surefire's "Tests run" lines are the record.
+	$(MVN_RUN) --no-transfer-progress -T 3 verify
 	bench/smoke-test.sh
 
 build: ## build every jar (./mvnw package, tests skipped: `make test` runs them)
