@@ -129,19 +129,23 @@ class Twice(unittest.TestCase):
                 "wrk_threads": wrk_threads, "connections": 100, "status": "ok", "app_start": start,
                 "cpu_app_s": cpu_app_s, "requests": requests, **more}
 
+    def marked(self, cells):
+        mark_again(cells)       # as load_run does
+        return {"cells": cells}
+
     def test_pairs_of_the_same_command_are_compared(self):
-        run = {"cells": [self.cell(10, 0.20, "fresh"), self.cell(10, 0.21),      # +5 %
-                         self.cell(10, 0.20, "fresh"), self.cell(10, 0.25),      # +25 %
-                         self.cell(10, 0.20, "fresh"), self.cell(100, 0.30)]}    # another setting: not a pair
+        run = self.marked([dict(self.cell(10, 0.20, "fresh"), index=1), dict(self.cell(10, 0.21), index=2),   # +5 %
+                           dict(self.cell(10, 0.20, "fresh"), index=3, app="b"), dict(self.cell(10, 0.25), index=4, app="b"),
+                           dict(self.cell(10, 0.20, "fresh"), index=5, app="c"), dict(self.cell(100, 0.30), index=6, app="c")])
         self.assertEqual("Twice on one JVM (the same wrk command back to back, 2 JVMs): the second window's CPU "
                          "ms/req +5 to +25 % from the first (median +25 %), within ±10 % in 1 of 2.\n", twice_line(run))
 
     def test_nothing_to_say_without_such_a_pair(self):
-        self.assertEqual("", twice_line({"cells": [self.cell(10, 0.2, "fresh"), self.cell(100, 0.2)]}))
-        self.assertEqual("", twice_line({"cells": [self.cell(10, 0.2, "fresh"), self.cell(10, 0.2, "fresh")]}))
+        self.assertEqual("", twice_line(self.marked([self.cell(10, 0.2, "fresh"), self.cell(100, 0.2)])))
+        self.assertEqual("", twice_line(self.marked([self.cell(10, 0.2, "fresh"), self.cell(10, 0.2, "fresh")])))
         few = "too few requests (10) to price one"
-        self.assertEqual("", twice_line({"cells": [self.cell(10, 0.2, "fresh", 10, cpu_load_note=few),
-                                                   self.cell(10, 0.2, requests=10, cpu_load_note=few)]}))
+        self.assertEqual("", twice_line(self.marked([self.cell(10, 0.2, "fresh", 10, cpu_load_note=few),
+                                                     self.cell(10, 0.2, requests=10, cpu_load_note=few)])))
 
 
     def test_a_second_measurement_is_not_merged_as_another_round(self):

@@ -138,17 +138,18 @@ def jit_line(run):
 
 # The bound issue 26 sets between a JVM's first and second measured window.
 TWICE_WITHIN = 10
-TWICE_SAME = ("app", "container", "threads", "client", "scenario", "loadgen", "wrk_threads", "connections")
 
 
 def twice_line(run):
-    """A JVM measured twice the same way, back to back (eg, WRK_THREADS="10 10"): how far its second
-    window's CPU per request was from its first. With two different wrk settings the gap is partly the
-    load generator's (docs/traps.md #38); with one, it is the order of the cells: warmth, or the box.
-    Cells with too few requests to price one (cpu_load_note) are left out."""
-    moves = sorted(100 * per_request(b) / per_request(a) - 100 for a, b in zip(run["cells"], run["cells"][1:])
-                   if b.get("app_start") == "reused" and all(a.get(k) == b.get(k) for k in TWICE_SAME)
-                   and per_request(a) and per_request(b) and not (a.get("cpu_load_note") or b.get("cpu_load_note")))
+    """A JVM measured twice the same way, back to back (eg, WRK_THREADS="10 10"; the second cell is
+    marked `again` by figures.mark_again): how far its second window's CPU per request was from its
+    first. With two different wrk settings the gap is partly the load generator's (docs/traps.md #38);
+    with one, it is the order of the cells: warmth, or the box. Cells with too few requests to price
+    one (cpu_load_note) are left out."""
+    cells = run["cells"]
+    pairs = [(per_request(a), per_request(b)) for a, b in zip(cells, cells[1:])
+             if b.get("again") and b.get("app_start") == "reused" and not (a.get("cpu_load_note") or b.get("cpu_load_note"))]
+    moves = sorted(100 * second / first - 100 for first, second in pairs if first and second)
     if not moves:
         return ""
     within = sum(1 for m in moves if abs(m) <= TWICE_WITHIN)
