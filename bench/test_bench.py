@@ -86,6 +86,74 @@ class PlanTest(unittest.TestCase):
         self.assertEqual(by_name["05-webflux-netty-t1-w10-c100"].pool_mode, "event-loop")
         self.assertIn("06-slow-upload-sync-servlet-tomcat-t1-w10-c100", by_name)
 
+    def test_a_jetty_or_tomcat_pool_grows_on_the_same_jvm(self):
+        # THREADS="1 200": one JVM per app and container for both platform pools (cells.App.resize),
+        # not for virtual threads, Netty's event loops or another scenario
+        s = settings(APPS="sync-servlet webflux", CONTAINERS="jetty netty", THREADS="1 200 v1", WRK_THREADS=10,
+                     SCENARIO="call slow-upload")
+        cells, _ = plan(s)
+        key = {(c.scenario, c.app, c.container, c.threads): c.app_key for c in cells}
+        self.assertEqual(key["call", "sync-servlet", "jetty", "1"], key["call", "sync-servlet", "jetty", "200"])
+        self.assertNotEqual(key["call", "sync-servlet", "jetty", "200"], key["call", "sync-servlet", "jetty", "v1"])
+        self.assertNotEqual(key["call", "webflux", "netty", "1"], key["call", "webflux", "netty", "200"])
+        self.assertNotEqual(key["slow-upload", "webflux", "jetty", "1"], key["slow-upload", "webflux", "jetty", "200"])
+
+
+class ReuseTest(unittest.TestCase):
+    """cells.App.can_reuse and _prepare with a grown pool: upward only, drained at the old pool, then
+    POST /pool, a warm-up and a rest reading again; the app's own answers stand in for a real one."""
+
+    def setUp(self):
+        from labbench import cells as cells_mod
+        self.cells = cells_mod
+        s = settings(APPS="sync-servlet", CONTAINERS="jetty", THREADS="1 200", WRK_THREADS=10, WARMUP="auto")
+        self.plan, _ = plan(s)
+        self.lab = cells_mod.Lab(s, None, Path(tempfile.mkdtemp()))
+        self.app = cells_mod.App(self.lab)
+        self.app.proc, self.app.key, self.app.threads, self.app.last_conns = object(), self.plan[0].app_key, "1", 100
+        self.calls = []
+
+    def patch(self, name, fn):
+        from unittest import mock
+        p = mock.patch.object(self.cells.procs if hasattr(self.cells.procs, name) else self.cells.wrk, name, fn)
+        p.start()
+        self.addCleanup(p.stop)
+
+    def test_upward_only_after_the_queue_is_drained(self):
+        one, two_hundred = self.plan[0], self.plan[1]
+        self.patch("alive", lambda proc: True)
+        self.patch("wait_drained", lambda url, s: self.calls.append("drained") or True)
+        self.app.drain_queue = lambda cell: self.calls.append(f"drain at {self.app.threads}") or True
+        self.assertTrue(self.app.can_reuse(two_hundred))
+        self.assertEqual(["drain at 1"], self.calls)     # 100 connections left 99 queued behind 1 thread
+        self.app.threads = "200"
+        self.assertFalse(self.app.can_reuse(one))        # a pool never shrinks: a fresh JVM
+
+    def test_prepare_grows_warms_and_reads_the_rest_again(self):
+        two_hundred = self.plan[1]
+        self.app.can_reuse = lambda cell: True
+        answers = {"/pool?threads=200": (200, b'{"lab":"lab: app=sync-servlet container=jetty threads=200 [...]"}\n')}
+
+        def http(url, method="GET", timeout=5.0):
+            self.calls.append(f"{method} {url.split(':', 2)[2].split('/', 1)[1]}")
+            return answers.get("/" + url.split("/", 3)[3], (200, b"{}"))
+        self.patch("http", http)
+        self.patch("wait_drained", lambda url, s: True)
+        self.patch("warm_up", lambda *a, **k: self.calls.append(f"warm up at {a[5]} threads") or {"outcome": "settled"})
+        self.patch("at_rest", lambda url: self.calls.append("rest") or {"cpu_ms": 1})
+        rec = self.cells._new_record(self.lab.s, two_hundred)
+        d = self.lab.run_dir / "c"
+        d.mkdir()
+        self.assertIsNone(self.cells._prepare(self.lab, self.app, two_hundred, d, rec, lambda: 0))
+        self.assertEqual(["POST pool?threads=200", "warm up at 200 threads", "rest", "POST stats/reset"], self.calls)
+        self.assertEqual(("resized", "200"), (rec.app_start, self.app.threads))
+        self.assertEqual("lab: app=sync-servlet container=jetty threads=200 [...]", rec.lab_line)
+        answers["/pool?threads=200"] = (409, b'{"error":"1 requests in flight, 0 queued: resize an idle app"}')
+        self.app.threads = "1"
+        rec = self.cells._new_record(self.lab.s, two_hundred)
+        self.assertEqual("POST /pool?threads=200 answered HTTP 409: {\"error\":\"1 requests in flight, 0 queued: resize an idle app\"}",
+                         self.cells._prepare(self.lab, self.app, two_hundred, d, rec, lambda: 0))
+
 
 def write(path, text):
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -113,6 +113,13 @@ class Report(unittest.TestCase):
         self.assertIn("Warm-up (WARMUP=auto): 2 of 2 warm-ups (1 of fresh apps, 1 of a sweep's app again at its "
                       "next level) settled, after a median 12 s.", jit_line({"cells": [self.cell("a", 1.0), again]}))
 
+    def test_a_jvm_grown_to_its_next_pool_is_counted_apart(self):
+        # THREADS="1 200": the 200-thread cell's warm-up ran on the 1-thread cell's JVM, grown (cells.App.resize)
+        grown = dict(self.cell("a", 1.0, seconds=9.0), threads=200, app_start="resized")
+        fresh = [dict(self.cell("a", 1.0, seconds=30.0), app_start="fresh"), self.cell("b", 1.0, seconds=24.0)]
+        self.assertIn("Warm-up (WARMUP=auto): 3 of 3 warm-ups (2 of fresh apps, a median 30 s; 1 of an app's JVM "
+                      "grown to its next pool size, a median 9 s) settled.", jit_line({"cells": fresh + [grown]}))
+
     def test_the_first_screen_counts_the_cells_too_small_to_price(self):
         # a 1-thread sync app: under 100 ms of CPU, so no JIT share, but its "few" still counts
         priced = dict(self.cell("a", 2.0), cpu_ms_per_request_load=0.12, cpu_rest_ms_per_s=3.0)

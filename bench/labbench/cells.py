@@ -6,6 +6,7 @@ and side load wrote (wrk.json, wrk.txt, stats.json, ...); the report builds ever
 What a cell does is its scenario's business (scenarios/), how it is loaded its load generator's
 (loadgens/): nothing here names either.
 """
+import json
 import signal
 import time
 from dataclasses import dataclass
@@ -48,10 +49,19 @@ class Cell:
         return catalog.thread_per_request(self.app) and self.pool_mode == "platform"
 
     @property
+    def grows_pool(self):
+        """A pool of N platform threads on Jetty or Tomcat, in a scenario that allows it (not a
+        sweep's variant): its JVM may be one that ran a smaller pool, grown (App.resize) and warmed
+        again. Netty's event loops and the carriers of virtual threads are fixed at start."""
+        return self.pool_mode == "platform" and not self.variant and self.scene.grows_pool
+
+    @property
     def app_key(self):
         # The round too: each REPEAT round starts its apps afresh, so that its figures are another
-        # JVM's (two JVMs of one app settle at different CPU costs: docs/traps.md #39).
-        return self.round, self.app, self.container, self.threads, self.client, self.app_args, self.db_driver
+        # JVM's (two JVMs of one app settle at different CPU costs: docs/traps.md #39). The pool
+        # size only where the JVM cannot grow its pool.
+        pool = "grows" if self.grows_pool else self.threads
+        return self.round, self.app, self.container, pool, self.client, self.app_args, self.db_driver
 
     @property
     def client_suffix(self):
@@ -243,6 +253,8 @@ class App:
         self.lab = lab
         self.proc = None
         self.key = None
+        self.threads = None        # its pool now: --threads at start, or what resize() grew it to
+        self.resized_line = None   # the app's lab: line after a resize (its log has the one of its start)
         self.log = None
         self.cds = None            # its class-data archive (JDK 19+)
         self.starts = 0
@@ -260,13 +272,15 @@ class App:
         any state."""
         if self.proc is None or self.key != cell.app_key or self.had_side_load or not procs.alive(self.proc):
             return False
+        if self.threads != cell.threads and int(cell.threads) < int(self.threads):
+            return False               # a pool only grows (resize)
         if cell.variant and cell.connections < self.last_conns:
             # The sweep reuses a variant's JVM upward only (its levels run in ascending order), and
             # warms it up again at each new level (_prepare). Its peak RSS and OS threads are sampled
             # inside the level's own window (procs.Sampler), /stats' peak threads reset before it; what
             # a lower level left behind (a grown heap, a grown pool) is at most what this level needs.
             return False
-        if cell.thread_per_request and self.last_conns > int(cell.threads):
+        if cell.thread_per_request and self.last_conns > int(self.threads):
             return self.drain_queue(cell)
         return procs.wait_drained(self.admin + "/stats", self.lab.s.sleep_ms // 1000 + 2)
 
@@ -286,6 +300,21 @@ class App:
             return procs.wait_drained(self.admin + "/stats", s.sleep_ms // 1000 + 5)
         finally:
             wrk.end_fault(fault)
+
+    def resize(self, cell):
+        """Grow the idle app's pool to the cell's (POST /pool: Jetty's QueuedThreadPool, Tomcat's
+        executor, all threads started as at a fresh start): None, or why not. The cell is then
+        warmed up again at its own pool, as a fresh JVM is (_prepare). Measured on the default
+        matrix: a fresh JVM took 26-45 s to start, verify and settle, this one ~10 s (docs/traps.md #41)."""
+        try:
+            code, body = procs.http(f"{self.admin}/pool?threads={cell.threads}", method="POST")
+        except OSError as e:
+            return f"POST /pool?threads={cell.threads} failed: {getattr(e, 'reason', e)}"
+        text = body.decode(errors="replace").strip()
+        if code != 200:
+            return f"POST /pool?threads={cell.threads} answered HTTP {code}: {text}"
+        self.threads, self.resized_line = cell.threads, json.loads(text)["lab"]
+        return None
 
     def start(self, cell):
         """Start the app for a cell and wait until it answers: None, or why not."""
@@ -314,6 +343,7 @@ class App:
                *(db.app_args(s, self.lab.db.url, cell.db_driver) if cell.db_driver else []), *s.app_args]
         self.proc = place.start("app", cmd, out=self.log)
         self.key, self.had_side_load = cell.app_key, False
+        self.threads, self.resized_line = cell.threads, None
         return procs.wait_ready(self.proc, self.admin + "/stats", self.log, [s.app_port, s.admin_port],
                                 s.start_timeout, host=place.address("app"))
 
@@ -328,7 +358,7 @@ class App:
                 procs.stop(self.proc, signal.SIGKILL)
             else:
                 procs.stop(self.proc, signal.SIGTERM, grace_s=20.0)
-        self.proc, self.key = None, None
+        self.proc, self.key, self.threads = None, None, None
 
     def verify(self, out, cell):
         """One fast request must answer 200 with what its scenario expects (the remote's body,
@@ -350,7 +380,9 @@ class App:
         return None
 
     def lab_line(self):
-        """The app's `lab: ...` start line: its effective configuration."""
+        """The app's `lab: ...` line: its effective configuration (at its start, or after a resize)."""
+        if self.resized_line:
+            return self.resized_line
         if self.log is None:
             return ""
         return next((line for line in procs.read_lines(self.log) if line.startswith("lab: ")), "")
@@ -411,9 +443,12 @@ def _prepare(lab, app, cell, d, rec, since_start):
     """The app ready for the cell: reused or (re)started, verified, warmed up when fresh (or a
     sweep's at a new level), its /stats reset. Returns None, or why the cell cannot run."""
     s = lab.s
-    reason, fresh = None, False
+    reason, fresh, resized = None, False, False
     if app.can_reuse(cell):
         rec.app_start = "reused"
+        if app.threads != cell.threads:
+            rec.app_start, resized = "resized", True
+            reason = app.resize(cell)
     else:
         app.stop()
         rec.stop_s, rec.app_start = since_start(), "fresh"
@@ -431,7 +466,8 @@ def _prepare(lab, app, cell, d, rec, since_start):
     # A sweep's JVM reused at its next level is warmed up again, at that level: new connections, a
     # larger pool and queue; already warm, it settles at the rule's floor (9 s) instead of ~30 s fresh.
     # (last_conns: the level of the cell before, on this JVM, which it was warmed up at or for.)
-    rewarm = not fresh and bool(cell.variant) and cell.connections != app.last_conns
+    # So is a JVM whose pool was grown (resize): a fresh JVM would have been warmed at this pool.
+    rewarm = resized or (not fresh and bool(cell.variant) and cell.connections != app.last_conns)
     if reason is None and (fresh or rewarm):
         pool = int(cell.threads) if cell.thread_per_request else None
         # an open-loop cell warms up like the first wrk setting would (a few connections per thread).
@@ -447,8 +483,8 @@ def _prepare(lab, app, cell, d, rec, since_start):
         # at 2,000 on a 2 x Xeon VM (inFlight 148 -> 0), against a wait of 6 s that failed the cell.
         if not procs.wait_drained(app.admin + "/stats", s.sleep_ms // 1000 + 5 + conns // 200):
             reason = "still busy after the warm-up"
-        elif s.warmup == "auto" and fresh:   # after a fixed warm-up the JIT is still busy: its "rest" would be the compiler's
-            app.rest = wrk.at_rest(app.admin + "/stats")
+        elif s.warmup == "auto" and (fresh or resized):   # after a fixed warm-up the JIT is still busy: its "rest" would be the compiler's
+            app.rest = wrk.at_rest(app.admin + "/stats")       # (a grown pool idles on more threads: measured again)
     if reason is None:
         rec.rest = app.rest
         try:

@@ -34,6 +34,18 @@ public interface Container extends AutoCloseable {
         return null;
     }
 
+    /**
+     * Grows the platform request pool to {@code threads} on a running container, so that the bench can
+     * measure the next pool size on a JVM it has already warmed up instead of starting and warming a
+     * new one (~30 s each, 12 in the default matrix). Grow only: a shrunk pool keeps its extra threads
+     * until they idle out, and "handler threads seen" would count them. Throws
+     * UnsupportedOperationException where the pool is fixed at start (Netty's event loops, the
+     * carriers of virtual threads) and IllegalArgumentException for a smaller pool.
+     */
+    default void resize(int threads) {
+        throw new UnsupportedOperationException(getClass().getSimpleName() + " cannot resize its pool");
+    }
+
     /** Between warm-up and measurement ({@link Stats#reset}). */
     default void resetLimitCounts() {
     }

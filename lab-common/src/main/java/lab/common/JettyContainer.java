@@ -35,6 +35,8 @@ final class JettyContainer implements Container {
     static final Duration QOS_MAX_SUSPEND = Duration.ZERO;
 
     private final LabConfig config;
+    /** Threads for application code now: {@code --threads N}, or what {@link #resize} grew it to. */
+    private volatile int threads;
     private final Server server;
     private final QueuedThreadPool pool;
     /** {@code --qos N}: in front of the servlet context; null without the flag. */
@@ -44,6 +46,7 @@ final class JettyContainer implements Container {
 
     private JettyContainer(LabConfig config, Server server, QueuedThreadPool pool, QoSHandler qos) {
         this.config = config;
+        this.threads = config.threads();
         this.server = server;
         this.pool = pool;
         this.qos = qos;
@@ -116,7 +119,7 @@ final class JettyContainer implements Container {
 
     @Override
     public String describe() {
-        int n = config.threads();
+        int n = threads;
         return (config.virtualThreads()
                 ? "jetty VirtualThreadPool maxConcurrentTasks=unbounded (a virtual thread per task; Jetty's default"
                     + " of 200 would cap a 1 s remote at ~200 req/s) runs every request and dispatch; platform"
@@ -172,6 +175,16 @@ final class JettyContainer implements Container {
     @Override
     public int port() {
         return ((ServerConnector) server.getConnectors()[0]).getLocalPort();
+    }
+
+    /** N + 1 again (the selector keeps its one); min = max as at start, and setMinThreads starts them now. */
+    @Override
+    public synchronized void resize(int n) {
+        if (config.virtualThreads()) throw new UnsupportedOperationException("jetty with vN: its carriers are fixed at start");
+        if (n < threads) throw new IllegalArgumentException("the pool only grows (" + threads + " now, asked " + n + ")");
+        pool.setMinThreads(n + 1);
+        pool.setMaxThreads(n + 1);
+        threads = n;
     }
 
     /** Jobs waiting in the pool's unbounded job queue for a thread. */

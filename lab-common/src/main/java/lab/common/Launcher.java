@@ -103,7 +103,9 @@ public final class Launcher implements AutoCloseable {
             stats.queueOf(container::queued);
             stats.qosOf(container::qosJson, container::resetLimitCounts);
             AdminServer admin = new AdminServer(config.host(), config.adminPort(), stats);
-            return new Launcher(config, stats, remote, container, admin, endpoint);
+            Launcher lab = new Launcher(config, stats, remote, container, admin, endpoint);
+            admin.onResize(lab::resize);
+            return lab;
         } catch (Exception e) {
             // Whatever did start must stop, or its non-daemon threads outlive the failure.
             if (container != null) container.close();
@@ -126,7 +128,8 @@ public final class Launcher implements AutoCloseable {
 
     /** The one line every log and result starts from. */
     public String describe() {
-        return "lab: app=" + config.app() + " container=" + config.container() + " threads=" + config.threadsFlag()
+        return "lab: app=" + config.app() + " container=" + config.container()
+                + " threads=" + (config.virtualThreads() ? config.threadsFlag() : String.valueOf(stats.poolThreads()))
                 + " [" + container.describe() + "]"
                 + " listen=http://" + config.host() + ":" + port() + endpoint.path()
                 + (endpoint.path().equals("/call") ? " (bytes<=" + Filler.MAX + ", filler chunks of " + Filler.CHUNK + ")" : "")
@@ -141,6 +144,23 @@ public final class Launcher implements AutoCloseable {
                 + " commonPoolParallelism=" + java.util.concurrent.ForkJoinPool.getCommonPoolParallelism()
                 + " jdk=" + System.getProperty("java.version") + " (" + System.getProperty("java.vendor") + ", "
                 + System.getProperty("java.home") + ")";
+    }
+
+    /**
+     * {@code POST /pool?threads=N}: grows the container's platform pool to N on this warm JVM, only
+     * with nothing in flight (a request queued for the old pool would be served by the new one), and
+     * prints the new {@code lab:} line: the log then holds every pool size the JVM ran with, the last
+     * one current. Throws IllegalStateException when busy, and {@link Container#resize}'s exceptions.
+     */
+    public synchronized String resize(int threads) {
+        if (stats.inFlight() + stats.queued() > 0) {
+            throw new IllegalStateException(stats.inFlight() + " requests in flight, " + stats.queued() + " queued: resize an idle app");
+        }
+        container.resize(threads);
+        stats.poolResized(threads);
+        String line = describe();
+        System.out.println(line);
+        return line;
     }
 
     /** {@link #stop}, without the report (tests close what they started). */

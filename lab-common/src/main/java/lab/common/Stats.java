@@ -31,6 +31,8 @@ public final class Stats {
     private static final int MAX_APP_THREADS = 10_000;
 
     private final LabConfig config;
+    /** The platform pool now: {@code --threads N}, or what {@code POST /pool} grew it to. */
+    private volatile int poolThreads;
     private final AtomicInteger inFlight = new AtomicInteger();
     private final AtomicInteger maxInFlight = new AtomicInteger();
     private final AtomicLong completed = new AtomicLong();
@@ -55,6 +57,7 @@ public final class Stats {
 
     public Stats(LabConfig config) {
         this.config = config;
+        this.poolThreads = config.threads();
         this.admission = new Admission(config.maxInFlight());
     }
 
@@ -167,6 +170,16 @@ public final class Stats {
         return virtualThreads.get();
     }
 
+    /** The container grew its pool ({@link Launcher#resize}): /stats' "threads" says so from now on. */
+    void poolResized(int threads) {
+        poolThreads = threads;
+    }
+
+    /** The pool size /stats reports. */
+    public int poolThreads() {
+        return poolThreads;
+    }
+
     /** Zeroes the counters between warm-up and measurement; requests still in flight stay counted. */
     public void reset() {
         maxInFlight.set(inFlight.get());
@@ -187,7 +200,7 @@ public final class Stats {
     public String toJson() {
         return "{\"app\":" + quote(config.app())
                 + ",\"container\":" + quote(config.container())
-                + ",\"threads\":" + (config.virtualThreads() ? quote(config.threadsFlag()) : config.threads())
+                + ",\"threads\":" + (config.virtualThreads() ? quote(config.threadsFlag()) : poolThreads)
                 + ",\"inFlight\":" + inFlight.get()
                 + ",\"queued\":" + queued.getAsInt()
                 + ",\"maxInFlight\":" + maxInFlight.get()

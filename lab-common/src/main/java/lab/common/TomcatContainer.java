@@ -21,12 +21,15 @@ import org.apache.tomcat.util.threads.ThreadPoolExecutor;
 /** Tomcat's acceptor and poller threads live outside its executor, so maxThreads=N is N. */
 final class TomcatContainer implements Container {
     private final LabConfig config;
+    /** maxThreads now: {@code --threads N}, or what {@link #resize} grew it to. */
+    private volatile int threads;
     private final Tomcat tomcat;
     private final Connector connector;
     private final Path baseDir;
 
     private TomcatContainer(LabConfig config, Tomcat tomcat, Connector connector, Path baseDir) {
         this.config = config;
+        this.threads = config.threads();
         this.tomcat = tomcat;
         this.connector = connector;
         this.baseDir = baseDir;
@@ -125,7 +128,7 @@ final class TomcatContainer implements Container {
         return (config.virtualThreads()
                 ? "tomcat useVirtualThreads=true (a virtual thread per request; maxThreads does not apply, nothing"
                     + " queues: only maxConnections could limit it) " + VirtualThreads.describeCarriers()
-                : "tomcat maxThreads=" + config.threads() + " (exec threads run application code; acceptor and poller"
+                : "tomcat maxThreads=" + threads + " (exec threads run application code; acceptor and poller"
                     + " are outside the pool) maxQueueSize=" + (config.containerQueue() > 0
                         ? config.containerQueue() + " (--container-queue: beyond it Tomcat closes the connection, no 503)"
                         : "unbounded"))
@@ -144,6 +147,25 @@ final class TomcatContainer implements Container {
     @Override
     public int port() {
         return connector.getLocalPort();
+    }
+
+    /**
+     * The endpoint passes maxThreads and minSpareThreads on to its running executor
+     * (AbstractEndpoint.setMaxThreads / setMinSpareThreads, Tomcat 11.0.25); max first, as core may
+     * not exceed it. prestartAllCoreThreads: all N running now, as a fresh start has them.
+     */
+    @Override
+    public synchronized void resize(int n) {
+        if (config.virtualThreads()) throw new UnsupportedOperationException("tomcat with vN: a virtual thread per request, no pool");
+        if (n < threads) throw new IllegalArgumentException("the pool only grows (" + threads + " now, asked " + n + ")");
+        set(connector, "maxThreads", n);
+        set(connector, "minSpareThreads", n);
+        if (!(connector.getProtocolHandler().getExecutor() instanceof ThreadPoolExecutor pool)
+                || pool.getMaximumPoolSize() != n || pool.getCorePoolSize() != n) {
+            throw new IllegalStateException("Tomcat's executor did not take maxThreads=" + n);
+        }
+        pool.prestartAllCoreThreads();
+        threads = n;
     }
 
     /** The executor's queue; with vN there is no pool and so no queue (0). */
