@@ -313,6 +313,7 @@ class App:
         text = body.decode(errors="replace").strip()
         if code != 200:
             return f"POST /pool?threads={cell.threads} answered HTTP {code}: {text}"
+        print(f"  pool grown from {self.threads} to {cell.threads} threads on the running JVM (POST /pool); warmed again at it")
         self.threads, self.resized_line = cell.threads, json.loads(text)["lab"]
         return None
 
