@@ -91,3 +91,14 @@ class VerdictTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+    def test_cells_on_a_grown_pool_say_so_in_the_settings_line(self):
+        # THREADS="1 200" on one JVM (cells.App.resize) against a run with a fresh JVM per pool
+        fresh = dict(cell(99.0, 1010, threads=200), app_start="fresh")
+        with tempfile.TemporaryDirectory() as tmp:
+            for name, c in (("a.json", fresh), ("b.json", dict(fresh, app_start="resized"))):
+                with open(os.path.join(tmp, name), "w") as f:
+                    json.dump({"meta": {}, "cells": [c]}, f)
+            out = subprocess.run([sys.executable, compare.__file__, os.path.join(tmp, "a.json"),
+                                  os.path.join(tmp, "b.json")], capture_output=True, text=True, check=True).stdout
+        self.assertIn("B changed JVMs `a fresh JVM per pool` → `1 pool grown on a running JVM`", out)

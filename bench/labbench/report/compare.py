@@ -108,6 +108,9 @@ def load(arg, name):
         if rnd not in run.get("rounds", {}):
             usage_error(f"{name}={arg}: no round {rnd} in {path} (it has {', '.join(run.get('rounds', {})) or 'one round'})")
         cells, meta = run["rounds"][rnd], dict(meta, repeat=1)
+    # How the cells got their JVMs is the bench's, not a setting: said where two runs differ in it.
+    grown = sum(1 for c in cells if c.get("app_start") == "resized")
+    meta = dict(meta, jvms=f"{grown} pool{'s' * (grown != 1)} grown on a running JVM" if grown else "a fresh JVM per pool")
     return meta, {key_of(c): c for c in cells}
 
 
@@ -302,6 +305,7 @@ SETTINGS = (
     ("BACKEND", lambda m: m.get("backend") or "http", "quiet"),
     ("CPUSETS", lambda m: (m.get("cpusets") or "not pinned") if "cpusets" in m else None, "quiet"),
     ("HOSTS", lambda m: m.get("hosts") or "one machine", "quiet"),
+    ("JVMs", lambda m: m.get("jvms"), "quiet"),
     ("DB_POOL", _words("db_pool"), "value"),
     ("DB_QUERY", _words("db_query"), "value"),
     ("DB_DRIVERS", _words("db_drivers"), "list"),
