@@ -425,12 +425,32 @@ assert (c["cpu_ms_per_request_load"] or 0) > 0 or c["cpu_load_note"], c
 assert c["p50_ms"] >= 190, c["p50_ms"]     # the measured calls waited SLEEP_MS=200: the fast remote was over
 EOF2
 }
-section "WARMUP=auto (1 cell + 1 calibration: a warm-up of 9-60 s, about 30 s)"
-bench_run "WARMUP=auto warms async-servlet on the measured request until its JIT settles" auto env WARMUP=auto \
-    APPS=async-servlet CONTAINERS=jetty THREADS=1 WRK_THREADS=10 CONNECTIONS=10 DURATION=2s SLEEP_MS=200 \
-    RESULTS_DIR="$TMP/auto" ./bench.sh
+# grown_cell RUN_DIR: THREADS="1 4" ran its 4-thread cell on the 1-thread cell's JVM (one app log),
+# its pool grown through POST /pool (the cell's lab: line is the app's new one), warmed up and its
+# rest read again, and results.md counts that warm-up apart from the fresh app's.
+grown_cell() {
+    python3 - "$1" <<'EOF2'
+import json, os, sys
+run = sys.argv[1]
+cells = json.load(open(run + "/results.json"))["cells"]
+c = cells[1]
+rec = json.load(open(run + "/cells/" + sorted(os.listdir(run + "/cells"))[1] + "/cell.json"))
+print({k: c.get(k) for k in ("threads", "app_start", "status", "warmup_outcome", "warmup_s", "handler_threads")}, rec["rest"])
+assert (c["threads"], c["app_start"], c["status"]) == (4, "resized", "ok"), c
+assert c["warmup_mode"] == "auto" and rec["warmup"]["windows"] and 2.5 <= rec["rest"]["seconds"] <= 5, rec
+assert " threads=4 [jetty QueuedThreadPool max=5 (4 for application code" in c["lab_line"], c["lab_line"]
+assert 1 <= c["handler_threads"] <= 4, c["handler_threads"]
+assert [f for f in os.listdir(run + "/logs") if f != "remote-sleep.log"] == ["01-async-servlet-jetty-t1.log"], os.listdir(run + "/logs")
+assert "1 of an app's JVM grown to its next pool size" in open(run + "/results.md").read()
+EOF2
+}
+section "WARMUP=auto, and a pool grown on the same JVM (THREADS='1 4': 2 cells + 1 calibration, warm-ups of 9-60 s, about 45 s)"
+bench_run "WARMUP=auto warms async-servlet on the measured request until its JIT settles, at 1 thread, then at 4 on the same JVM" auto \
+    env WARMUP=auto APPS=async-servlet CONTAINERS=jetty THREADS="1 4" WRK_THREADS=10 CONNECTIONS=10 DURATION=2s \
+    SLEEP_MS=200 RESULTS_DIR="$TMP/auto" ./bench.sh
 check "the auto warm-up: a named outcome, the measured path, the rest read, remote-sleep back to its delay" warm_cell "$TMP/auto/latest"
 check "results.md has the load ms/req column" grep -q '| load ms/req |' "$TMP/auto/latest/results.md"
+check "THREADS='1 4': the 4-thread cell ran on the same JVM, its pool grown, warmed and its rest read again" grown_cell "$TMP/auto/latest"
 
 section "open loop: vegeta at a constant rate, on Jetty's client (1 cell + 1 calibration, about 20 s; builds vegeta once)"
 bench_run "LOADGEN=vegeta CLIENT=jetty runs and writes its figures" vegeta env APPS=async-servlet CONTAINERS=jetty THREADS=1 WRK_THREADS=10 \
