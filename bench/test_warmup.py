@@ -107,7 +107,11 @@ class Report(unittest.TestCase):
                       "c jetty threads=1: no steady state within 60 s.", line)
         self.assertEqual("99.0 % ⚠ JIT 22 % ⚠ no steady state · 1 thr.", verdict_text([self.cell("c", 22.5, "no steady state")]))
         self.assertEqual("99.0 % · 1 thr.", verdict_text([self.cell("a", 1.0)]))
-        self.assertEqual("", jit_line({"cells": [dict(self.cell("a", None))]}))   # a run before it
+        before = {k: v for k, v in self.cell("a", None).items() if not k.startswith("warmup")}
+        self.assertEqual("", jit_line({"cells": [before]}))   # a run before it
+        # a tiny run: no cell had the CPU to price a share, its warm-ups are still said
+        self.assertEqual("Warm-up (WARMUP=auto): 1 of 1 fresh apps settled, after a median 12 s.\n",
+                         jit_line({"cells": [self.cell("a", None)]}))
         # the sweep warms its reused JVM again at each level: those are warm-ups, not fresh apps
         again = dict(self.cell("a", 1.0, seconds=9.0), app_start="reused")
         self.assertIn("Warm-up (WARMUP=auto): 2 of 2 warm-ups (1 of fresh apps, 1 of a sweep's app again at its "

@@ -111,8 +111,11 @@ def jit_line(run):
     """How warm the measured windows were: the JIT compiler's share of the app's CPU in them, and
     WARMUP=auto's outcome per fresh app. Said only where a run recorded it."""
     ran = [c for c in run["cells"] if c["status"] == "ok" and c.get("jit_pct") is not None]
-    if not ran:
-        return ""
+    return (share_line(ran, run) if ran else "") + warmup_line(run)
+
+
+def share_line(ran, run):
+    """The compiler's share over the cells that recorded one."""
     shares = sorted(c["jit_pct"] for c in ran)
     top = max(ran, key=lambda c: c["jit_pct"])
     cold = sum(1 for s in shares if s > JIT_WARM)
@@ -123,6 +126,13 @@ def jit_line(run):
             + load_part([c for c in run["cells"] if c["status"] == "ok"]) + "; "
             + (f"{cold} of {len(ran)} cells above {JIT_WARM:g} % (⚠ JIT in the verdict): their CPU figures are partly the compiler's.\n"
                if cold else f"every cell at most {JIT_WARM:g} %: the CPU figures are a warm JVM's.\n"))
+    return line
+
+
+def warmup_line(run):
+    """WARMUP=auto's outcome per warm-up, also where no cell had the CPU to price a compiler share
+    (a tiny run's cells): a warm-up that never settled is said either way."""
+    line = ""
     auto = [c for c in run["cells"] if c.get("warmup_mode") == "auto"]
     if auto:
         settled = sorted(c["warmup_s"] for c in auto if c.get("warmup_outcome") == "settled")
