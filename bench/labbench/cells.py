@@ -305,7 +305,8 @@ class App:
         """Grow the idle app's pool to the cell's (POST /pool: Jetty's QueuedThreadPool, Tomcat's
         executor, all threads started as at a fresh start): None, or why not. The cell is then
         warmed up again at its own pool, as a fresh JVM is (_prepare). Measured on the default
-        matrix: a fresh JVM took 26-45 s to start, verify and settle, this one ~10 s (docs/traps.md #41)."""
+        matrix: 26-45 s to start, verify, warm up and read the rest of a fresh JVM at 200 threads,
+        16-26 s for a grown one (it compiles the larger pool's paths: docs/traps.md #41)."""
         try:
             code, body = procs.http(f"{self.admin}/pool?threads={cell.threads}", method="POST")
         except OSError as e:
@@ -442,7 +443,7 @@ def _new_record(s, cell):
 
 def _prepare(lab, app, cell, d, rec, since_start):
     """The app ready for the cell: reused or (re)started, verified, warmed up when fresh (or a
-    sweep's at a new level), its /stats reset. Returns None, or why the cell cannot run."""
+    sweep's at a new level, or its pool grown), its /stats reset. Returns None, or why the cell cannot run."""
     s = lab.s
     reason, fresh, resized = None, False, False
     if app.can_reuse(cell):
