@@ -113,16 +113,16 @@ class ReuseTest(unittest.TestCase):
         self.app.proc, self.app.key, self.app.threads, self.app.last_conns = object(), self.plan[0].app_key, "1", 100
         self.calls = []
 
-    def patch(self, name, fn):
+    def patch(self, module, name, fn):
         from unittest import mock
-        p = mock.patch.object(self.cells.procs if hasattr(self.cells.procs, name) else self.cells.wrk, name, fn)
+        p = mock.patch.object(module, name, fn)
         p.start()
         self.addCleanup(p.stop)
 
     def test_upward_only_after_the_queue_is_drained(self):
         one, two_hundred = self.plan[0], self.plan[1]
-        self.patch("alive", lambda proc: True)
-        self.patch("wait_drained", lambda url, s: self.calls.append("drained") or True)
+        self.patch(self.cells.procs, "alive", lambda proc: True)
+        self.patch(self.cells.procs, "wait_drained", lambda url, s: self.calls.append("drained") or True)
         self.app.drain_queue = lambda cell: self.calls.append(f"drain at {self.app.threads}") or True
         self.assertTrue(self.app.can_reuse(two_hundred))
         self.assertEqual(["drain at 1"], self.calls)     # 100 connections left 99 queued behind 1 thread
@@ -137,10 +137,10 @@ class ReuseTest(unittest.TestCase):
         def http(url, method="GET", timeout=5.0):
             self.calls.append(f"{method} {url.split(':', 2)[2].split('/', 1)[1]}")
             return answers.get("/" + url.split("/", 3)[3], (200, b"{}"))
-        self.patch("http", http)
-        self.patch("wait_drained", lambda url, s: True)
-        self.patch("warm_up", lambda *a, **k: self.calls.append(f"warm up at {a[5]} threads") or {"outcome": "settled"})
-        self.patch("at_rest", lambda url: self.calls.append("rest") or {"cpu_ms": 1})
+        self.patch(self.cells.procs, "http", http)
+        self.patch(self.cells.procs, "wait_drained", lambda url, s: True)
+        self.patch(self.cells.wrk, "warm_up", lambda *a, **k: self.calls.append(f"warm up at {a[5]} threads") or {"outcome": "settled"})
+        self.patch(self.cells.wrk, "at_rest", lambda url: self.calls.append("rest") or {"cpu_ms": 1})
         rec = self.cells._new_record(self.lab.s, two_hundred)
         d = self.lab.run_dir / "c"
         d.mkdir()

@@ -132,26 +132,25 @@ def share_line(ran, run):
 def warmup_line(run):
     """WARMUP=auto's outcome per warm-up, also where no cell had the CPU to price a compiler share
     (a tiny run's cells): a warm-up that never settled is said either way."""
-    line = ""
     auto = [c for c in run["cells"] if c.get("warmup_mode") == "auto"]
-    if auto:
-        settled = sorted(c["warmup_s"] for c in auto if c.get("warmup_outcome") == "settled")
-        again = sum(1 for c in auto if c.get("app_start") == "reused")     # a sweep's JVM at its next level
-        grown = sum(1 for c in auto if c.get("app_start") == "resized")    # a JVM grown to its next pool size
-        def took(grew):     # with grown JVMs, each kind's own median: a grown one settles sooner
-            own = sorted(c["warmup_s"] for c in auto if c.get("warmup_outcome") == "settled"
-                         and (c.get("app_start") == "resized") == grew)
-            return f", a median {own[len(own) // 2]:.0f} s" if own else ""
-        kinds = [f"{len(auto) - again - grown} of fresh apps{took(False) if grown else ''}"] + (
-            [f"{again} of a sweep's app again at its next level"] if again else []) + (
-            [f"{grown} of an app's JVM grown to its next pool size{took(True)}"] if grown else [])
-        line += (f"Warm-up (WARMUP=auto): {len(settled)} of {len(auto)} "
-                 + (f"warm-ups ({'; '.join(kinds) if grown else ', '.join(kinds)}) settled" if again or grown
-                    else "fresh apps settled")
-                 + (f", after a median {settled[len(settled) // 2]:.0f} s" if settled and not grown else "")
-                 + "".join(f"; {c['app']} {c['container']} threads={c['threads']}: {c['warmup_text']}"
-                           for c in auto if c.get("warmup_outcome") != "settled") + ".\n")
-    return line
+    if not auto:
+        return ""
+    settled = sorted(c["warmup_s"] for c in auto if c.get("warmup_outcome") == "settled")
+    again = sum(1 for c in auto if c.get("app_start") == "reused")     # a sweep's JVM at its next level
+    grown = sum(1 for c in auto if c.get("app_start") == "resized")    # a JVM grown to its next pool size
+    def took(grew):     # with grown JVMs, each kind's own median: a grown one settles sooner
+        own = sorted(c["warmup_s"] for c in auto if c.get("warmup_outcome") == "settled"
+                     and (c.get("app_start") == "resized") == grew)
+        return f", a median {own[len(own) // 2]:.0f} s" if own else ""
+    kinds = [f"{len(auto) - again - grown} of fresh apps{took(False) if grown else ''}"] + (
+        [f"{again} of a sweep's app again at its next level"] if again else []) + (
+        [f"{grown} of an app's JVM grown to its next pool size{took(True)}"] if grown else [])
+    return (f"Warm-up (WARMUP=auto): {len(settled)} of {len(auto)} "
+            + (f"warm-ups ({'; '.join(kinds) if grown else ', '.join(kinds)}) settled" if again or grown
+               else "fresh apps settled")
+            + (f", after a median {settled[len(settled) // 2]:.0f} s" if settled and not grown else "")
+            + "".join(f"; {c['app']} {c['container']} threads={c['threads']}: {c['warmup_text']}"
+                      for c in auto if c.get("warmup_outcome") != "settled") + ".\n")
 
 
 # The bound issue 26 sets between a JVM's first and second measured window.
