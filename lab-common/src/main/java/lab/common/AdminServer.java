@@ -98,11 +98,7 @@ public final class AdminServer implements AutoCloseable {
             send(exchange, 404, "{\"error\":\"try POST /pool?threads=N\"}");
             return;
         }
-        if (!exchange.getRequestMethod().equals("POST")) {
-            exchange.getResponseHeaders().set("Allow", "POST");
-            send(exchange, 405, "{\"error\":\"POST only\"}");
-            return;
-        }
+        if (!postOnly(exchange)) return;
         IntFunction<String> resize = resizer;
         try {
             String value = query(exchange.getRequestURI().getRawQuery()).getOrDefault("threads", "");
@@ -134,11 +130,7 @@ public final class AdminServer implements AutoCloseable {
             send(exchange, 404, "{\"error\":\"try POST /profile/start?interval_ms=N or POST /profile/stop?dir=/abs/path\"}");
             return;
         }
-        if (!exchange.getRequestMethod().equals("POST")) {
-            exchange.getResponseHeaders().set("Allow", "POST");
-            send(exchange, 405, "{\"error\":\"POST only\"}");
-            return;
-        }
+        if (!postOnly(exchange)) return;
         try {
             Map<String, String> query = query(exchange.getRequestURI().getRawQuery());
             if (start) {
@@ -190,6 +182,14 @@ public final class AdminServer implements AutoCloseable {
 
     public int port() {
         return server.getAddress().getPort();
+    }
+
+    /** False after answering 405 to anything but a POST (both /pool and /profile change state). */
+    private static boolean postOnly(HttpExchange exchange) throws IOException {
+        if (exchange.getRequestMethod().equals("POST")) return true;
+        exchange.getResponseHeaders().set("Allow", "POST");
+        send(exchange, 405, "{\"error\":\"POST only\"}");
+        return false;
     }
 
     private static void send(HttpExchange exchange, int status, String json) throws IOException {
