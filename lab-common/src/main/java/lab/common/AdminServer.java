@@ -11,7 +11,7 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.function.IntFunction;
+import java.util.function.UnaryOperator;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
@@ -30,10 +30,11 @@ import com.sun.net.httpserver.HttpServer;
  *     into dir (created), 200 with {@code {"engine":...,"samples":N,"duration_ms":M,"files":["flame.html","collapsed.txt"],"flame":"..."}};
  *     409 if none is running; 400 for a missing, relative or comma-holding dir (the profile runs on).
  * </ul>
- * And {@code POST /pool?threads=N} ({@link Launcher#resize}): grows the container's platform pool
- * to N (1..10000) on the running JVM; 200 with {@code {"lab":"<the new lab: line>"}}; 400 for a bad
- * or smaller N; 409 where the pool cannot grow (Netty's event loops, virtual threads) or a request
- * is in flight or queued.
+ * And {@code POST /pool?threads=N|vN} ({@link Launcher#resize}): grows the container's platform pool
+ * to N (1..10000) on the running JVM, or switches it to virtual threads on N carriers and back; 200
+ * with {@code {"lab":"<the new lab: line>"}}; 400 for a bad value or a smaller platform pool; 409
+ * where it cannot be done here (Netty's event loops, carriers not pinned to N at start, JDK 17) or a
+ * request is in flight or queued.
  * Other bad requests: 400/404/405 with {@code {"error":...}}; the server lives on.
  */
 public final class AdminServer implements AutoCloseable {
@@ -42,7 +43,7 @@ public final class AdminServer implements AutoCloseable {
     private final ExecutorService thread;
     private final Profiler profiler;
     private volatile boolean profiling;   // this server started the running profile
-    private volatile IntFunction<String> resizer;   // Launcher::resize, once the app has started
+    private volatile UnaryOperator<String> resizer;   // Launcher::resize, once the app has started
 
     public AdminServer(String host, int port, Stats stats) throws IOException {
         this(host, port, stats, Profiler.shared());
@@ -89,28 +90,20 @@ public final class AdminServer implements AutoCloseable {
     }
 
     /** Where {@code POST /pool} goes: the app's {@link Launcher#resize}. */
-    void onResize(IntFunction<String> resize) {
+    void onResize(UnaryOperator<String> resize) {
         this.resizer = resize;
     }
 
     private void pool(HttpExchange exchange) throws IOException {
         if (!exchange.getRequestURI().getPath().equals("/pool")) {
-            send(exchange, 404, "{\"error\":\"try POST /pool?threads=N\"}");
+            send(exchange, 404, "{\"error\":\"try POST /pool?threads=N or vN\"}");
             return;
         }
         if (!postOnly(exchange)) return;
-        IntFunction<String> resize = resizer;
+        UnaryOperator<String> resize = resizer;
         try {
-            String value = query(exchange.getRequestURI().getRawQuery()).getOrDefault("threads", "");
-            int threads;
-            try {
-                threads = Integer.parseInt(value);
-            } catch (NumberFormatException e) {
-                throw new IllegalArgumentException("threads must be a whole number, not '" + value + "': POST /pool?threads=N");
-            }
-            if (threads < 1 || threads > LabConfig.MAX_THREADS) {
-                throw new IllegalArgumentException("threads must be 1.." + LabConfig.MAX_THREADS + ", not " + threads);
-            }
+            String threads = query(exchange.getRequestURI().getRawQuery()).getOrDefault("threads", "");
+            LabConfig.threadCount(threads);     // 400 for anything --threads would refuse
             if (resize == null) {
                 send(exchange, 409, "{\"error\":\"the app has not started\"}");
                 return;

@@ -35,14 +35,16 @@ public interface Container extends AutoCloseable {
     }
 
     /**
-     * Grows the platform request pool to {@code threads} on a running container, so that the bench can
-     * measure the next pool size on a JVM it has already warmed up instead of starting and warming a
-     * new one (~30 s each, 12 in the default matrix). Grow only: a shrunk pool keeps its extra threads
-     * until they idle out, and "handler threads seen" would count them. Throws
-     * UnsupportedOperationException where the pool is fixed at start (Netty's event loops, the
-     * carriers of virtual threads) and IllegalArgumentException for a smaller pool.
+     * Gives a running container the next pool of the bench's matrix, so that it can measure it on a
+     * JVM it has already warmed up instead of starting and warming a new one (~30 s each, 24 in the
+     * default matrix): the platform pool grown to {@code threads}, or a virtual thread per request
+     * ({@code virtual}: on the carriers pinned at the JVM's start), or back to a platform pool. What
+     * a fresh start would have, no more: the platform threads only grow, since a shrunk pool keeps
+     * its extra threads until they idle out and "handler threads seen" and the OS threads would count
+     * them. Throws UnsupportedOperationException where the pool is fixed at start (Netty's event
+     * loops) and IllegalArgumentException where the platform threads would shrink.
      */
-    default void resize(int threads) {
+    default void resize(int threads, boolean virtual) {
         throw new UnsupportedOperationException(getClass().getSimpleName() + " cannot resize its pool");
     }
 

@@ -35,20 +35,25 @@ final class JettyContainer implements Container {
     static final Duration QOS_MAX_SUSPEND = Duration.ZERO;
 
     private final LabConfig config;
-    /** Threads for application code now: {@code --threads N}, or what {@link #resize} grew it to. */
+    /** Threads for application code now (the carriers with virtual threads): --threads, or what {@link #resize} made it. */
     private volatile int threads;
+    private volatile boolean virtual;
     private final Server server;
     private final QueuedThreadPool pool;
+    /** With virtual threads: the executor the platform pool hands every task to; else null. */
+    private VirtualThreadPool virtualPool;
     /** {@code --qos N}: in front of the servlet context; null without the flag. */
     private final QoSHandler qos;
     /** QoSHandler's totals at the last {@link #resetLimitCounts} (it has no reset of its own). */
     private volatile long[] qosBase = new long[5];
 
-    private JettyContainer(LabConfig config, Server server, QueuedThreadPool pool, QoSHandler qos) {
+    private JettyContainer(LabConfig config, Server server, QueuedThreadPool pool, VirtualThreadPool virtualPool, QoSHandler qos) {
         this.config = config;
         this.threads = config.threads();
+        this.virtual = config.virtualThreads();
         this.server = server;
         this.pool = pool;
+        this.virtualPool = virtualPool;
         this.qos = qos;
     }
 
@@ -60,15 +65,7 @@ final class JettyContainer implements Container {
         pool.setReservedThreads(0);
         pool.setName("jetty");
         Server server = new Server(pool);
-        if (config.virtualThreads()) {
-            // docs/traps.md #16 (virtual-thread bounds differ by container): the pool's semaphore
-            // bounds running tasks, 200 by default, and a task blocked on a 1 s remote is running.
-            // 0 = no bound, as on Tomcat.
-            VirtualThreadPool virtual = new VirtualThreadPool(0);
-            virtual.setName("jetty-virtual-");
-            pool.setVirtualThreadsExecutor(virtual);
-            server.addBean(virtual);
-        }
+        VirtualThreadPool virtual = config.virtualThreads() ? useVirtualThreads(server, pool) : null;
         ServerConnector connector = new ServerConnector(server, 0, 1);
         connector.setHost(config.host());
         connector.setPort(config.port());
@@ -114,13 +111,24 @@ final class JettyContainer implements Container {
             server.setHandler(context);
         }
         server.start();
-        return new JettyContainer(config, server, pool, qos);
+        return new JettyContainer(config, server, pool, virtual, qos);
+    }
+
+    private static VirtualThreadPool useVirtualThreads(Server server, QueuedThreadPool pool) {
+        // docs/traps.md #16 (virtual-thread bounds differ by container): the pool's semaphore
+        // bounds running tasks, 200 by default, and a task blocked on a 1 s remote is running.
+        // 0 = no bound, as on Tomcat.
+        VirtualThreadPool virtual = new VirtualThreadPool(0);
+        virtual.setName("jetty-virtual-");
+        pool.setVirtualThreadsExecutor(virtual);
+        server.addBean(virtual);
+        return virtual;
     }
 
     @Override
     public String describe() {
         int n = threads;
-        return (config.virtualThreads()
+        return (virtual
                 ? "jetty VirtualThreadPool maxConcurrentTasks=unbounded (a virtual thread per task; Jetty's default"
                     + " of 200 would cap a 1 s remote at ~200 req/s) runs every request and dispatch; platform"
                     + " QueuedThreadPool max=" + PLATFORM_THREADS_FOR_VIRTUAL + " (1 selector that also accepts"
@@ -177,14 +185,44 @@ final class JettyContainer implements Container {
         return ((ServerConnector) server.getConnectors()[0]).getLocalPort();
     }
 
-    /** N + 1 again (the selector keeps its one); min = max as at start, and setMinThreads starts them now. */
+    /**
+     * A platform pool: N + 1 again (the selector keeps its one), min = max as at start, and
+     * setMinThreads starts them now. Virtual threads: the pool of a vN start (the selector and a
+     * spare) and a VirtualThreadPool as its executor. A switch between the two restarts the
+     * connector on the same port: its selectors chose their executor once, when made
+     * (AdaptiveExecutionStrategy's constructor reads VirtualThreads.getExecutor, jetty-util 12.1.14's
+     * bytecode), and SelectorManager.doStart makes new ones. Nothing is in flight (Launcher.resize).
+     */
     @Override
-    public synchronized void resize(int n) {
-        if (config.virtualThreads()) throw new UnsupportedOperationException("jetty with vN: its carriers are fixed at start");
-        if (n < threads) throw new IllegalArgumentException("the pool only grows (" + threads + " now, asked " + n + ")");
-        pool.setMinThreads(n + 1);
-        pool.setMaxThreads(n + 1);
+    public synchronized void resize(int n, boolean toVirtual) {
+        int size = toVirtual ? PLATFORM_THREADS_FOR_VIRTUAL : n + 1;
+        if (size < pool.getMaxThreads()) {
+            throw new IllegalArgumentException("the pool only grows (" + (virtual ? "v" : "") + threads + " now, asked "
+                    + (toVirtual ? "v" + n + ", which runs on " + size + " platform threads, not " + pool.getMaxThreads() : n) + ")");
+        }
+        ServerConnector connector = (ServerConnector) server.getConnectors()[0];
+        try {
+            if (toVirtual != virtual) {
+                connector.setPort(connector.getLocalPort());   // a test's port 0 would get a new one
+                connector.stop();
+            }
+            if (toVirtual && virtualPool == null) {
+                virtualPool = useVirtualThreads(server, pool);
+                virtualPool.start();
+            } else if (!toVirtual && virtualPool != null) {
+                pool.setVirtualThreadsExecutor(null);
+                server.removeBean(virtualPool);
+                virtualPool.stop();
+                virtualPool = null;
+            }
+            pool.setMinThreads(size);
+            pool.setMaxThreads(size);
+            if (!connector.isStarted()) connector.start();
+        } catch (Exception e) {
+            throw new IllegalStateException("jetty could not switch its pool: " + e, e);
+        }
         threads = n;
+        virtual = toVirtual;
     }
 
     /** Jobs waiting in the pool's unbounded job queue for a thread. */

@@ -129,8 +129,8 @@ public final class Launcher implements AutoCloseable {
     /** The one line every log and result starts from. */
     public String describe() {
         return "lab: app=" + config.app() + " container=" + config.container()
-                + " threads=" + (config.virtualThreads() ? config.threadsFlag() : String.valueOf(stats.poolThreads()))
-                + " [" + container.describe() + "]"
+                + " threads=" + stats.threads() + " [" + container.describe() + "]"
+                + (stats.threads().startsWith("v") ? "" : VirtualThreads.pinnedForASwitch())
                 + " listen=http://" + config.host() + ":" + port() + endpoint.path()
                 + (endpoint.path().equals("/call") ? " (bytes<=" + Filler.MAX + ", filler chunks of " + Filler.CHUNK + ")" : "")
                 + (endpoint.limits().isEmpty() ? "" : " [" + endpoint.limits() + "]")
@@ -147,16 +147,28 @@ public final class Launcher implements AutoCloseable {
     }
 
     /**
-     * {@code POST /pool?threads=N}: grows the container's platform pool to N on this warm JVM, only
-     * with nothing in flight (a request queued for the old pool would be served by the new one), and
-     * prints the new {@code lab:} line: the log then holds every pool size the JVM ran with, the last
-     * one current. Throws IllegalStateException when busy, and {@link Container#resize}'s exceptions.
+     * {@code POST /pool?threads=N|vN}: gives the container the next pool of a bench's matrix on this
+     * warm JVM (a platform pool grown to N, or a switch between platform and virtual threads; {@link
+     * Container#resize}), only with nothing in flight (a request queued for the old pool would be
+     * served by the new one), and prints the new {@code lab:} line: the log then holds every pool the
+     * JVM ran with, the last one current. vN needs the JVM's virtual-thread scheduler pinned to N
+     * carriers from its start (the scheduler reads that once: docs/traps.md #17). Throws
+     * IllegalArgumentException for a bad value, IllegalStateException when busy or when the switch
+     * cannot be made here, and {@link Container#resize}'s exceptions.
      */
-    public synchronized String resize(int threads) {
+    public synchronized String resize(String threads) {
+        int n = LabConfig.threadCount(threads);
+        boolean virtual = threads.startsWith("v");
         if (stats.inFlight() + stats.queued() > 0) {
             throw new IllegalStateException(stats.inFlight() + " requests in flight, " + stats.queued() + " queued: resize an idle app");
         }
-        container.resize(threads);
+        if (virtual) {
+            if (VirtualThreads.unsupportedReason() != null) throw new IllegalStateException(VirtualThreads.unsupportedReason());
+            String refused = LabConfig.containerLimitRefusal(config.container(), true, config.containerQueue(), config.qos());
+            if (refused != null) throw new IllegalStateException(refused);
+            VirtualThreads.checkCarriers(n);
+        }
+        container.resize(n, virtual);
         stats.poolResized(threads);
         String line = describe();
         System.out.println(line);

@@ -31,8 +31,8 @@ public final class Stats {
     private static final int MAX_APP_THREADS = 10_000;
 
     private final LabConfig config;
-    /** The platform pool now: {@code --threads N}, or what {@code POST /pool} grew it to. */
-    private volatile int poolThreads;
+    /** The pool now, as {@code --threads} takes it ("200", "v1"): the flag's, or what {@code POST /pool} made it. */
+    private volatile String threads;
     private final AtomicInteger inFlight = new AtomicInteger();
     private final AtomicInteger maxInFlight = new AtomicInteger();
     private final AtomicLong completed = new AtomicLong();
@@ -57,7 +57,7 @@ public final class Stats {
 
     public Stats(LabConfig config) {
         this.config = config;
-        this.poolThreads = config.threads();
+        this.threads = config.threadsFlag();
         this.admission = new Admission(config.maxInFlight());
     }
 
@@ -170,14 +170,14 @@ public final class Stats {
         return virtualThreads.get();
     }
 
-    /** The container grew its pool ({@link Launcher#resize}): /stats' "threads" says so from now on. */
-    void poolResized(int threads) {
-        poolThreads = threads;
+    /** The container's pool changed ({@link Launcher#resize}): /stats' "threads" says so from now on. */
+    void poolResized(String threads) {
+        this.threads = threads;
     }
 
-    /** The pool size /stats reports. */
-    public int poolThreads() {
-        return poolThreads;
+    /** The pool /stats reports, as {@code --threads} takes it: "200" or "v1". */
+    public String threads() {
+        return threads;
     }
 
     /** Zeroes the counters between warm-up and measurement; requests still in flight stay counted. */
@@ -200,7 +200,7 @@ public final class Stats {
     public String toJson() {
         return "{\"app\":" + quote(config.app())
                 + ",\"container\":" + quote(config.container())
-                + ",\"threads\":" + (config.virtualThreads() ? quote(config.threadsFlag()) : poolThreads)
+                + ",\"threads\":" + (threads.startsWith("v") ? quote(threads) : threads)
                 + ",\"inFlight\":" + inFlight.get()
                 + ",\"queued\":" + queued.getAsInt()
                 + ",\"maxInFlight\":" + maxInFlight.get()

@@ -9,6 +9,7 @@ import java.util.stream.Stream;
 
 import jakarta.servlet.DispatcherType;
 
+import org.apache.catalina.LifecycleException;
 import org.apache.catalina.LifecycleState;
 import org.apache.catalina.Wrapper;
 import org.apache.catalina.connector.Connector;
@@ -21,8 +22,9 @@ import org.apache.tomcat.util.threads.ThreadPoolExecutor;
 /** Tomcat's acceptor and poller threads live outside its executor, so maxThreads=N is N. */
 final class TomcatContainer implements Container {
     private final LabConfig config;
-    /** maxThreads now: {@code --threads N}, or what {@link #resize} grew it to. */
+    /** maxThreads now (the carriers with virtual threads): --threads, or what {@link #resize} made it. */
     private volatile int threads;
+    private volatile boolean virtual;
     private final Tomcat tomcat;
     private final Connector connector;
     private final Path baseDir;
@@ -30,6 +32,7 @@ final class TomcatContainer implements Container {
     private TomcatContainer(LabConfig config, Tomcat tomcat, Connector connector, Path baseDir) {
         this.config = config;
         this.threads = config.threads();
+        this.virtual = config.virtualThreads();
         this.tomcat = tomcat;
         this.connector = connector;
         this.baseDir = baseDir;
@@ -125,7 +128,7 @@ final class TomcatContainer implements Container {
 
     @Override
     public String describe() {
-        return (config.virtualThreads()
+        return (virtual
                 ? "tomcat useVirtualThreads=true (a virtual thread per request; maxThreads does not apply, nothing"
                     + " queues: only maxConnections could limit it) " + VirtualThreads.describeCarriers()
                 : "tomcat maxThreads=" + threads + " (exec threads run application code; acceptor and poller"
@@ -150,22 +153,42 @@ final class TomcatContainer implements Container {
     }
 
     /**
-     * The endpoint passes maxThreads and minSpareThreads on to its running executor
+     * A platform pool: the endpoint passes maxThreads and minSpareThreads on to its running executor
      * (AbstractEndpoint.setMaxThreads / setMinSpareThreads, Tomcat 11.0.25); max first, as core may
-     * not exceed it. prestartAllCoreThreads: all N running now, as a fresh start has them.
+     * not exceed it. prestartAllCoreThreads: all N running now, as a fresh start has them. A switch
+     * between platform and virtual threads restarts the connector: Tomcat reads useVirtualThreads only
+     * when it makes its executor (AbstractEndpoint.createExecutor, at start), and stop shuts the old
+     * one down, its threads with it. The socket stays bound (bindOnInit), so the port is kept.
+     * Nothing is in flight (Launcher.resize).
      */
     @Override
-    public synchronized void resize(int n) {
-        if (config.virtualThreads()) throw new UnsupportedOperationException("tomcat with vN: a virtual thread per request, no pool");
-        if (n < threads) throw new IllegalArgumentException("the pool only grows (" + threads + " now, asked " + n + ")");
-        set(connector, "maxThreads", n);
-        set(connector, "minSpareThreads", n);
-        if (!(connector.getProtocolHandler().getExecutor() instanceof ThreadPoolExecutor pool)
-                || pool.getMaximumPoolSize() != n || pool.getCorePoolSize() != n) {
-            throw new IllegalStateException("Tomcat's executor did not take maxThreads=" + n);
+    public synchronized void resize(int n, boolean toVirtual) {
+        if (!virtual && !toVirtual && n < threads) {
+            throw new IllegalArgumentException("the pool only grows (" + threads + " now, asked " + n + ")");
         }
-        pool.prestartAllCoreThreads();
+        try {
+            if (toVirtual != virtual) {
+                connector.stop();
+                set(connector, "useVirtualThreads", toVirtual);
+            }
+            if (!toVirtual) {
+                set(connector, "maxThreads", n);
+                set(connector, "minSpareThreads", n);
+            }
+            if (connector.getState() != LifecycleState.STARTED) connector.start();
+        } catch (LifecycleException e) {
+            throw new IllegalStateException("tomcat could not switch its pool: " + e, e);
+        }
+        Executor executor = connector.getProtocolHandler().getExecutor();
+        if (toVirtual) {
+            if (executor instanceof ThreadPoolExecutor) throw new IllegalStateException("Tomcat kept its thread pool for useVirtualThreads");
+        } else if (!(executor instanceof ThreadPoolExecutor pool) || pool.getMaximumPoolSize() != n || pool.getCorePoolSize() != n) {
+            throw new IllegalStateException("Tomcat's executor did not take maxThreads=" + n);
+        } else {
+            pool.prestartAllCoreThreads();
+        }
         threads = n;
+        virtual = toVirtual;
     }
 
     /** The executor's queue; with vN there is no pool and so no queue (0). */

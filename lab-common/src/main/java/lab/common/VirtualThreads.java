@@ -87,6 +87,15 @@ public final class VirtualThreads {
                 + " minRunnable=" + (minRunnable == null ? "default (moot: maxPoolSize caps every extra carrier)" : minRunnable);
     }
 
+    /**
+     * For the {@code lab:} line of a platform pool: where the JVM was started with the scheduler
+     * pinned (-D flags) so that {@code POST /pool?threads=vN} can switch it later, say so; else "".
+     */
+    static String pinnedForASwitch() {
+        return System.getProperty(PARALLELISM) == null ? ""
+                : " [virtual threads unused; for POST /pool?threads=vN, " + describeCarriers() + "]";
+    }
+
     private static int effectiveParallelism() {
         int parallelism = intProperty(PARALLELISM, Runtime.getRuntime().availableProcessors());
         String max = System.getProperty(MAX_POOL_SIZE);

@@ -2,6 +2,7 @@ package lab.common;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.net.URI;
 import java.net.http.HttpRequest;
@@ -17,8 +18,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * {@code POST /pool?threads=N}: the bench grows a warm JVM's pool from 1 thread to the next pool
- * size instead of starting and warming a new JVM. The grown pool must be the pool a fresh start
+ * {@code POST /pool?threads=N|vN}: the bench grows a warm JVM's pool from 1 thread to the next pool
+ * size, or switches it to virtual threads, instead of starting and warming a new JVM. The grown pool must be the pool a fresh start
  * would have: {@value #BURST} calls at once run one at a time before (maxInFlight 1) and all at
  * once after (maxInFlight {@value #BURST}, as many handler threads), /stats and the {@code lab:}
  * line say the new size, and what cannot be done is refused without harm. A container feature,
@@ -67,15 +68,62 @@ public abstract class PoolResizeContract extends RemoteFixture {
         }
     }
 
+    /**
+     * 1 thread, then virtual threads on the 1 carrier the JVM was pinned to at start, then 3 platform
+     * threads: each pool runs the burst as a fresh start of it would, on its own kind of thread.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"jetty", "tomcat"})
+    void aPoolSwitchedToVirtualThreadsAndBackRunsAsAFreshOne(String container) throws Exception {
+        assumeTrue(VirtualThreads.supported(), "virtual threads need JDK 21+");
+        try (Launcher lab = Launcher.start(LabConfig.forTest(app, container, 1, remoteUri()), factory)) {
+            assertEquals(BURST, RawBurst.send(lab, 0, BURST).size());
+            Await.drained(lab);
+            assertTrue(lab.describe().contains("[virtual threads unused; for POST /pool?threads=vN, carriers: "
+                    + "jdk.virtualThreadScheduler.parallelism=1"), lab.describe());
+
+            HttpResponse<String> switched = post(lab, "/pool?threads=v1");
+            assertEquals(200, switched.statusCode(), switched.body());
+            String pool = container.equals("jetty") ? "jetty VirtualThreadPool maxConcurrentTasks=unbounded" : "tomcat useVirtualThreads=true";
+            assertTrue(switched.body().contains("threads=v1 [" + pool), switched.body());
+            assertTrue(switched.body().contains(lab.describe()), "the lab: line is the app's own: " + switched.body());
+            assertTrue(lab.stats().toJson().contains("\"threads\":\"v1\","), lab.stats().toJson());
+            lab.stats().reset();
+            RawBurst.send(lab, CALL_MS, BURST);
+            Await.drained(lab);
+            assertEquals(BURST, maxInFlight(lab), "a virtual thread each: all at once: " + lab.stats().toJson());
+            assertEquals(BURST, lab.stats().virtualThreads(), lab.stats().toJson());
+            assertEquals(1, lab.stats().carrierThreads().size(), lab.stats().toJson());
+
+            HttpResponse<String> grown = post(lab, "/pool?threads=" + BURST);
+            assertEquals(200, grown.statusCode(), grown.body());
+            assertTrue(grown.body().contains("threads=" + BURST + " ["), grown.body());
+            lab.stats().reset();
+            RawBurst.send(lab, CALL_MS, BURST);
+            Await.drained(lab);
+            assertEquals(BURST, maxInFlight(lab), BURST + " threads: all at once: " + lab.stats().toJson());
+            assertEquals(0, lab.stats().virtualThreads(), lab.stats().toJson());
+            assertEquals(BURST, lab.stats().handlerThreads().size(), lab.stats().handlerThreads().toString());
+        }
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"jetty", "tomcat"})
     void whatCannotBeDoneIsRefusedAndTheAppLivesOn(String container) throws Exception {
         try (Launcher lab = Launcher.start(LabConfig.forTest(app, container, 2, remoteUri()), factory)) {
             assertStatus(lab, "/pool?threads=1", 400, "the pool only grows (2 now, asked 1)");
-            assertStatus(lab, "/pool?threads=abc", 400, "threads must be a whole number, not 'abc'");
-            assertStatus(lab, "/pool", 400, "threads must be a whole number, not ''");
-            assertStatus(lab, "/pool?threads=0", 400, "threads must be 1..10000, not 0");
-            assertStatus(lab, "/pool/x?threads=3", 404, "try POST /pool?threads=N");
+            assertStatus(lab, "/pool?threads=abc", 400, "--threads must be N (threads) or vN (carriers of virtual threads), N in 1..10000, got 'abc'");
+            assertStatus(lab, "/pool", 400, "got ''");
+            assertStatus(lab, "/pool?threads=0", 400, "got '0'");
+            assertStatus(lab, "/pool?threads=v0", 400, "got 'v0'");
+            // the test JVM's scheduler is pinned to 1 carrier (the pom's argLine), as the bench pins a JVM it will switch
+            assertStatus(lab, "/pool?threads=v2", 409, VirtualThreads.supported()
+                    ? "--threads v2 needs the virtual-thread scheduler pinned to 2 carriers" : "virtual threads need JDK 21+");
+            assertStatus(lab, "/pool/x?threads=3", 404, "try POST /pool?threads=N or vN");
+            if (container.equals("jetty") && VirtualThreads.supported()) {
+                // Jetty's pool cannot shrink to the 2 platform threads of a vN start (Tomcat's executor is replaced)
+                assertStatus(lab, "/pool?threads=v1", 400, "the pool only grows (2 now, asked v1, which runs on 2 platform threads, not 3)");
+            }
             HttpResponse<String> get = http.send(HttpRequest.newBuilder(admin(lab, "/pool?threads=3")).build(),
                     HttpResponse.BodyHandlers.ofString());
             assertEquals(405, get.statusCode(), get.body());
