@@ -87,16 +87,23 @@ class PlanTest(unittest.TestCase):
         self.assertIn("06-slow-upload-sync-servlet-tomcat-t1-w10-c100", by_name)
 
     def test_a_jetty_or_tomcat_pool_grows_on_the_same_jvm(self):
-        # THREADS="1 200": one JVM per app and container for both platform pools (cells.App.resize),
-        # not for virtual threads, Netty's event loops or another scenario
-        s = settings(APPS="sync-servlet webflux", CONTAINERS="jetty netty", THREADS="1 200 v1", WRK_THREADS=10,
+        # THREADS="1 200 v1": one JVM per app and container for its pools (cells.App.resize), taken in
+        # the order 1, v1, 200 (no pool shrinks), its carriers pinned for v1; not for Netty's event
+        # loops, another scenario, or a second vN (its carriers would be another count)
+        s = settings(APPS="sync-servlet webflux", CONTAINERS="jetty netty", THREADS="1 200 v1 v2", WRK_THREADS=10,
                      SCENARIO="call slow-upload")
         cells, _ = plan(s)
         key = {(c.scenario, c.app, c.container, c.threads): c.app_key for c in cells}
         self.assertEqual(key["call", "sync-servlet", "jetty", "1"], key["call", "sync-servlet", "jetty", "200"])
-        self.assertNotEqual(key["call", "sync-servlet", "jetty", "200"], key["call", "sync-servlet", "jetty", "v1"])
+        self.assertEqual(key["call", "sync-servlet", "jetty", "200"], key["call", "sync-servlet", "jetty", "v1"])
+        self.assertNotEqual(key["call", "sync-servlet", "jetty", "v1"], key["call", "sync-servlet", "jetty", "v2"])
         self.assertNotEqual(key["call", "webflux", "netty", "1"], key["call", "webflux", "netty", "200"])
         self.assertNotEqual(key["slow-upload", "webflux", "jetty", "1"], key["slow-upload", "webflux", "jetty", "200"])
+        order = [c.threads for c in cells if (c.scenario, c.app, c.container) == ("call", "sync-servlet", "jetty")]
+        self.assertEqual(["1", "v1", "v2", "200"], order)
+        self.assertEqual({1}, {c.carriers for c in cells if c.scenario == "call"})
+        self.assertEqual(["1", "200", "v1", "v2"],       # a scenario that keeps a JVM per pool keeps THREADS' order
+                         [c.threads for c in cells if (c.scenario, c.app, c.container) == ("slow-upload", "webflux", "jetty")])
 
 
 class ReuseTest(unittest.TestCase):
@@ -128,6 +135,22 @@ class ReuseTest(unittest.TestCase):
         self.assertEqual(["drain at 1"], self.calls)     # 100 connections left 99 queued behind 1 thread
         self.app.threads = "200"
         self.assertFalse(self.app.can_reuse(one))        # a pool never shrinks: a fresh JVM
+
+    def test_a_switch_to_virtual_threads_drains_the_platform_queue_first(self):
+        s = settings(APPS="sync-servlet", CONTAINERS="jetty", THREADS="1 200 v1", WRK_THREADS=10, WARMUP="auto")
+        one, v1, two_hundred = plan(s)[0]
+        self.assertEqual(["1", "v1", "200"], [one.threads, v1.threads, two_hundred.threads])
+        self.patch(self.cells.procs, "alive", lambda proc: True)
+        self.patch(self.cells.procs, "wait_drained", lambda url, s: self.calls.append("drained") or True)
+        self.app.drain_queue = lambda cell: self.calls.append(f"drain at {self.app.threads}") or True
+        self.app.key = one.app_key
+        self.assertTrue(self.app.can_reuse(v1))
+        self.app.threads = "v1"
+        self.assertTrue(self.app.can_reuse(two_hundred))  # nothing queues on virtual threads: drained within a sleep
+        self.assertEqual(["drain at 1", "drained"], self.calls)
+        self.app.threads = "200"
+        self.assertFalse(self.app.can_reuse(v1))          # Jetty's 201 platform threads would stay
+        self.assertFalse(self.app.can_reuse(one))
 
     def test_prepare_grows_warms_and_reads_the_rest_again(self):
         two_hundred = self.plan[1]

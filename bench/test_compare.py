@@ -102,3 +102,11 @@ if __name__ == "__main__":
             out = subprocess.run([sys.executable, compare.__file__, os.path.join(tmp, "a.json"),
                                   os.path.join(tmp, "b.json")], capture_output=True, text=True, check=True).stdout
         self.assertIn("B changed JVMs `a fresh JVM per pool` → `1 pool grown on a running JVM`", out)
+        virtual = dict(fresh, threads="v1", pool_mode="virtual")
+        with tempfile.TemporaryDirectory() as tmp:
+            for name, cs in (("a.json", [fresh, virtual]), ("b.json", [dict(c, app_start="resized") for c in (fresh, virtual)])):
+                with open(os.path.join(tmp, name), "w") as f:
+                    json.dump({"meta": {}, "cells": cs}, f)
+            out = subprocess.run([sys.executable, compare.__file__, os.path.join(tmp, "a.json"),
+                                  os.path.join(tmp, "b.json")], capture_output=True, text=True, check=True).stdout
+        self.assertIn("B changed JVMs `a fresh JVM per pool` → `1 pool grown and 1 switched to virtual threads on a running JVM`", out)

@@ -123,6 +123,11 @@ class Report(unittest.TestCase):
         fresh = [dict(self.cell("a", 1.0, seconds=30.0), app_start="fresh"), self.cell("b", 1.0, seconds=24.0)]
         self.assertIn("Warm-up (WARMUP=auto): 3 of 3 warm-ups (2 of fresh apps, a median 30 s; 1 of an app's JVM "
                       "grown to its next pool size, a median 9 s) settled.", jit_line({"cells": fresh + [grown]}))
+        # THREADS="1 200 v1": v1 ran on it too, switched to virtual threads: counted as its own kind
+        switched = dict(self.cell("a", 1.0, seconds=15.0), threads="v1", pool_mode="virtual", app_start="resized")
+        self.assertIn("Warm-up (WARMUP=auto): 4 of 4 warm-ups (2 of fresh apps, a median 30 s; 1 of an app's JVM grown "
+                      "to its next pool size, a median 9 s; 1 of an app's JVM switched to virtual threads, a median 15 s) "
+                      "settled.", jit_line({"cells": fresh + [grown, switched]}))
 
     def test_the_first_screen_counts_the_cells_too_small_to_price(self):
         # a 1-thread sync app: under 100 ms of CPU, so no JIT share, but its "few" still counts

@@ -35,6 +35,7 @@ class Cell:
     app_args: tuple = ()  # a planner's extra app flags for this cell (PRESET=2021's capped client pool)
     wrk_timeout: str = "" # a planner's wrk --timeout for this cell (PRESET=2021: wrk's default 2 s)
     db_driver: str = ""   # BACKEND=postgres: the app's database driver (--db-driver); "" = the HTTP backend
+    carriers: int = 0     # a JVM that may switch to virtual threads pins their scheduler to this many carriers at start (plan)
 
     @property
     def pool_mode(self):
@@ -50,10 +51,13 @@ class Cell:
 
     @property
     def grows_pool(self):
-        """A pool of N platform threads on Jetty or Tomcat, in a scenario that allows it (not a
-        sweep's variant): its JVM may be one that ran a smaller pool, grown (App.resize) and warmed
-        again. Netty's event loops and the carriers of virtual threads are fixed at start."""
-        return self.pool_mode == "platform" and not self.variant and self.scene.grows_pool
+        """A pool on Jetty or Tomcat, in a scenario that allows it (not a sweep's variant): its JVM
+        may be one that ran a smaller pool, given this one (App.resize: grown, or switched to
+        virtual threads and back) and warmed again. Netty's event loops are fixed at start, and so
+        is the number of carriers: vN only where the JVM pinned N at its start (`carriers`)."""
+        if self.pool_mode == "event-loop" or self.variant or not self.scene.grows_pool:
+            return False
+        return self.pool_mode == "platform" or self.threads == f"v{self.carriers}"
 
     @property
     def app_key(self):
@@ -115,6 +119,13 @@ def left_out_because(app, container, threads, client=catalog.DEFAULT_CLIENT):
     return None
 
 
+def pool_rank(threads):
+    """The order in which one JVM can take a matrix's pools (App.resize): platform pools as they
+    grow, and vN where a 1-thread pool is, since on Jetty it runs on as few platform threads (a
+    selector and a spare), and no pool shrinks. THREADS="1 200 v1" runs 1, v1, 200."""
+    return (1, 1) if is_virtual(threads) else (int(threads), 0)
+
+
 def plan(s):
     """The cells in run order (round outermost: the whole matrix, then again, so drift spreads
     evenly over the rounds; then scenario, container, app, pool, and each scenario's own cells:
@@ -143,7 +154,9 @@ def plan(s):
                         if what not in left_out.setdefault(why, []):
                             left_out[why].append(what)
                         continue
-                    for threads in s.threads:
+                    # A JVM takes its pools in pool_rank's order, and pins the carriers of the first vN
+                    carriers = next((int(t[1:]) for t in s.threads if is_virtual(t)), 0) if scene.grows_pool else 0
+                    for threads in sorted(s.threads, key=pool_rank) if scene.grows_pool else s.threads:
                         for client in s.clients:
                             gap = left_out_because(app, container, threads, client)
                             if gap:
@@ -154,7 +167,8 @@ def plan(s):
                             for driver in db.drivers_of(s, app):    # [None] with BACKEND=http
                                 def make(loadgen, wt, conns):
                                     return Cell(len(cells) + 1, name, app, container, threads, wt, conns, loadgen,
-                                                rnd, scene.path(s), client=client, db_driver=driver or "")
+                                                rnd, scene.path(s), client=client, db_driver=driver or "",
+                                                carriers=carriers)
                                 for cell in scene.cells(s, make, s.loadgens):
                                     cell.index = len(cells) + 1
                                     cells.append(cell)
@@ -272,7 +286,7 @@ class App:
         any state."""
         if self.proc is None or self.key != cell.app_key or self.had_side_load or not procs.alive(self.proc):
             return False
-        if self.threads != cell.threads and int(cell.threads) < int(self.threads):
+        if pool_rank(cell.threads) < pool_rank(self.threads):
             return False               # a pool only grows (resize)
         if cell.variant and cell.connections < self.last_conns:
             # The sweep reuses a variant's JVM upward only (its levels run in ascending order), and
@@ -280,8 +294,8 @@ class App:
             # inside the level's own window (procs.Sampler), /stats' peak threads reset before it; what
             # a lower level left behind (a grown heap, a grown pool) is at most what this level needs.
             return False
-        if cell.thread_per_request and self.last_conns > int(self.threads):
-            return self.drain_queue(cell)
+        if catalog.thread_per_request(cell.app) and not is_virtual(self.threads) and self.last_conns > int(self.threads):
+            return self.drain_queue(cell)      # its queue is the pool it has now, whatever the cell's is
         return procs.wait_drained(self.admin + "/stats", self.lab.s.sleep_ms // 1000 + 2)
 
     def drain_queue(self, cell):
@@ -314,7 +328,8 @@ class App:
         text = body.decode(errors="replace").strip()
         if code != 200:
             return f"POST /pool?threads={cell.threads} answered HTTP {code}: {text}"
-        print(f"  pool grown from {self.threads} to {cell.threads} threads on the running JVM (POST /pool); warmed again at it")
+        how = "switched" if is_virtual(self.threads) or is_virtual(cell.threads) else "grown"
+        print(f"  pool {how} from {self.threads} to {cell.threads} threads on the running JVM (POST /pool); warmed again at it")
         self.threads, self.resized_line = cell.threads, json.loads(text)["lab"]
         return None
 
@@ -337,7 +352,12 @@ class App:
             if self.cds.exists() and self.cds.stat().st_mtime < jar.stat().st_mtime:
                 self.cds.unlink()
             cds = ["-XX:+AutoCreateSharedArchive", f"-XX:SharedArchiveFile={self.cds}"]
-        cmd = [place.java("app", m.java), *cds, *place.jvm_flags("app", s.java_opts), *s.java_opts, "-jar", str(jar),
+        # A platform pool that may switch to vN later (POST /pool) needs the virtual-thread scheduler
+        # pinned to N carriers from the start: the JDK reads that once (docs/traps.md #17). A platform
+        # pool makes no virtual thread, and its lab: line says the scheduler is pinned and unused.
+        pin = (["-Djdk.virtualThreadScheduler.parallelism=%d" % cell.carriers, "-Djdk.virtualThreadScheduler.maxPoolSize=%d" % cell.carriers]
+               if cell.grows_pool and cell.carriers and not is_virtual(cell.threads) and m.java_major >= 21 else [])
+        cmd = [place.java("app", m.java), *cds, *place.jvm_flags("app", s.java_opts), *s.java_opts, *pin, "-jar", str(jar),
                "--app", cell.app, "--container", cell.container, "--threads", cell.threads, "--host", place.address("app"),
                "--port", str(s.app_port), "--admin-port", str(s.admin_port),
                "--remote", self.lab.url(s.remote_port, ""),

@@ -109,8 +109,12 @@ def load(arg, name):
             usage_error(f"{name}={arg}: no round {rnd} in {path} (it has {', '.join(run.get('rounds', {})) or 'one round'})")
         cells, meta = run["rounds"][rnd], dict(meta, repeat=1)
     # How the cells got their JVMs is the bench's, not a setting: said where two runs differ in it.
-    grown = sum(1 for c in cells if c.get("app_start") == "resized")
-    meta = dict(meta, jvms=f"{grown} pool{'s' * (grown != 1)} grown on a running JVM" if grown else "a fresh JVM per pool")
+    moved = [c for c in cells if c.get("app_start") == "resized"]
+    switched = sum(1 for c in moved if c.get("pool_mode") == "virtual")
+    grown = len(moved) - switched
+    meta = dict(meta, jvms=" and ".join([f"{grown} pool{'s' * (grown != 1)} grown"] * bool(grown)
+                                         + [f"{switched} switched to virtual threads"] * bool(switched)) + " on a running JVM"
+                if moved else "a fresh JVM per pool")
     return meta, {key_of(c): c for c in cells}
 
 

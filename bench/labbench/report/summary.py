@@ -137,18 +137,21 @@ def warmup_line(run):
         return ""
     settled = sorted(c["warmup_s"] for c in auto if c.get("warmup_outcome") == "settled")
     again = sum(1 for c in auto if c.get("app_start") == "reused")     # a sweep's JVM at its next level
-    grown = sum(1 for c in auto if c.get("app_start") == "resized")    # a JVM grown to its next pool size
-    def took(grew):     # with grown JVMs, each kind's own median: a grown one settles sooner
-        own = sorted(c["warmup_s"] for c in auto if c.get("warmup_outcome") == "settled"
-                     and (c.get("app_start") == "resized") == grew)
+    def moved(c):       # a JVM given its next pool (POST /pool): "grown", "switched" (to virtual threads), or None
+        return None if c.get("app_start") != "resized" else "switched" if c.get("pool_mode") == "virtual" else "grown"
+    grown, switched = (sum(1 for c in auto if moved(c) == kind) for kind in ("grown", "switched"))
+    def took(kind):     # with moved JVMs, each kind's own median: a moved one settles sooner
+        own = sorted(c["warmup_s"] for c in auto if c.get("warmup_outcome") == "settled" and moved(c) == kind)
         return f", a median {own[len(own) // 2]:.0f} s" if own else ""
-    kinds = [f"{len(auto) - again - grown} of fresh apps{took(False) if grown else ''}"] + (
+    kinds = [f"{len(auto) - again - grown - switched} of fresh apps{took(None) if grown + switched else ''}"] + (
         [f"{again} of a sweep's app again at its next level"] if again else []) + (
-        [f"{grown} of an app's JVM grown to its next pool size{took(True)}"] if grown else [])
+        [f"{grown} of an app's JVM grown to its next pool size{took('grown')}"] if grown else []) + (
+        [f"{switched} of an app's JVM switched to virtual threads{took('switched')}"] if switched else [])
+    moved_any = grown + switched
     return (f"Warm-up (WARMUP=auto): {len(settled)} of {len(auto)} "
-            + (f"warm-ups ({'; '.join(kinds) if grown else ', '.join(kinds)}) settled" if again or grown
+            + (f"warm-ups ({'; '.join(kinds) if moved_any else ', '.join(kinds)}) settled" if again or moved_any
                else "fresh apps settled")
-            + (f", after a median {settled[len(settled) // 2]:.0f} s" if settled and not grown else "")
+            + (f", after a median {settled[len(settled) // 2]:.0f} s" if settled and not moved_any else "")
             + "".join(f"; {c['app']} {c['container']} threads={c['threads']}: {c['warmup_text']}"
                       for c in auto if c.get("warmup_outcome") != "settled") + ".\n")
 
