@@ -40,7 +40,7 @@ help: ## list the targets (this text)
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | awk -F'\t' '{ printf "  %-8s %s\n", $$1, $$2 }'
 	@echo "Bench variables (see ./bench.sh --help): $(BENCH_VARS)"
 
-bench: ## run the wrk matrix (default: the 76-cell matrix, ~17 min) into results/<UTC stamp>/
+bench: ## run the wrk matrix (default: the 76-cell matrix, ~30 min) into results/<UTC stamp>/
 	./bench.sh
 
 sweep: ## how far each model scales: 9 variants x 100..10,000 connections, resources, knee, charts (~14 min)

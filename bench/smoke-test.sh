@@ -360,9 +360,10 @@ section "virtual threads on 1 carrier and Netty's event loop (THREADS='1 v1' on 
 bench_run "bench.sh runs sync-servlet and webflux on tomcat (1 thread, v1) and netty (1 event loop), CLIENT=reactor-netty PROFILE=1" vn \
     env APPS="sync-servlet webflux" CONTAINERS="tomcat netty" THREADS="1 v1" WRK_THREADS=10 CONNECTIONS=10 \
     CLIENT=reactor-netty PROFILE=1 DURATION=2s SLEEP_MS=200 WARMUP=1s RESULTS_DIR="$TMP/vn" ./bench.sh
-# v1_cell: on JDK 21+ the v1 cell ran (ok) on its one carrier thread and, a blocked virtual thread
-# holding no carrier, reached >= 50 % of the ceiling (10x the 1-thread bound); on an older JDK it
-# is SKIPPED with a reason naming JDK 21. Every other cell is ok.
+# v1_cell: on JDK 21+ the v1 cell ran (ok) on its one carrier thread, on the 1-thread cell's JVM
+# switched to virtual threads, and, a blocked virtual thread holding no carrier, reached >= 50 % of
+# the ceiling (10x the 1-thread bound); on an older JDK it is SKIPPED with a reason naming JDK 21.
+# Every other cell is ok.
 v1_cell() {
     python3 - "$TMP/vn/latest/results.json" "$(bench/java-home.sh)/bin/java" <<'EOF'
 import json, re, subprocess, sys
@@ -380,13 +381,15 @@ if major >= 21:
     assert v1["status"] == "ok" and v1["pool_mode"] == "virtual", v1["status"]
     assert (v1["pct_of_ceiling"] or 0) >= 50, v1["pct_of_ceiling"]
     assert v1["carrier_threads"] == 1, v1["carrier_thread_names"]
+    # it ran on the 1-thread cell's JVM, switched to virtual threads on the admin port (POST /pool)
+    assert v1["app_start"] == "resized" and "threads=v1 [tomcat useVirtualThreads=true" in v1["lab_line"], v1["lab_line"]
 else:
     assert v1["status"].startswith("SKIPPED") and "JDK 21" in v1["status"], v1["status"]
 others = [c for c in cells if c["threads"] != "v1" or major >= 21]
 assert len(others) >= 3 and all(c["status"] == "ok" for c in others), [(c["app"], c["container"], c["threads"], c["status"]) for c in others]
 EOF
 }
-check "v1: sync-servlet on 1 carrier thread reaches >= 50 % of the ceiling (JDK 21+; SKIPPED naming JDK 21 before)" v1_cell
+check "v1: sync-servlet on 1 carrier thread, its JVM switched from 1 thread, reaches >= 50 % of the ceiling (JDK 21+; SKIPPED naming JDK 21 before)" v1_cell
 # 1 blocking thread would serve 1 / 200 ms = 5 req/s, ~11 % of this ceiling: 20 % (about twice that)
 # tells the models apart on a 2-core box where wrk, remote-sleep and a fresh JIT share the CPU (23-90 %
 # seen: 23.1 % in a clean-clone run at 22 % steal, where Reactor Netty's client on the one loop ran

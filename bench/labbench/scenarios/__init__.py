@@ -18,8 +18,8 @@ class Scenario:
                                 # absent from other scenarios' cells; results.csv has a column for each
     has_ceiling = True          # a calibration cell of the same wrk load gives its cells a % of ceiling
     side_load_resets_app = False    # an app that served this scenario is never reused
-    grows_pool = False          # its JVM on a Jetty or Tomcat pool of N threads may be grown to the next
-                                # pool size and warmed again, instead of a fresh JVM (cells.App.resize)
+    grows_pool = False          # its JVM on a Jetty or Tomcat pool may be given the next pool (grown, or
+                                # switched to virtual threads) and warmed again, not a fresh JVM (cells.App.resize)
 
     # ---- settings
     def usage(self, v):

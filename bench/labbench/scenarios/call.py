@@ -8,7 +8,7 @@ from . import Scenario
 
 class Call(Scenario):
     name = "call"
-    # THREADS="1 200": the 200-thread cells run on the 1-thread cells' JVM, grown and warmed again
+    # THREADS="1 200 v1": the v1 and 200-thread cells run on the 1-thread cells' JVM, switched or grown and warmed again
     # (docs/traps.md #41); the other scenarios keep a JVM per pool (their faults, fan-out pools and
     # variants are their own).
     grows_pool = True
