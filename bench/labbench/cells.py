@@ -355,9 +355,10 @@ class App:
         # A platform pool that may switch to vN later (POST /pool) needs the virtual-thread scheduler
         # pinned to N carriers from the start: the JDK reads that once (docs/traps.md #17). A platform
         # pool makes no virtual thread, and its lab: line says the scheduler is pinned and unused.
+        # Before JAVA_OPTS, so that a user's own -D wins, as at a vN start (where the app refuses a mismatch).
         pin = (["-Djdk.virtualThreadScheduler.parallelism=%d" % cell.carriers, "-Djdk.virtualThreadScheduler.maxPoolSize=%d" % cell.carriers]
                if cell.grows_pool and cell.carriers and not is_virtual(cell.threads) and m.java_major >= 21 else [])
-        cmd = [place.java("app", m.java), *cds, *place.jvm_flags("app", s.java_opts), *s.java_opts, *pin, "-jar", str(jar),
+        cmd = [place.java("app", m.java), *cds, *place.jvm_flags("app", s.java_opts), *pin, *s.java_opts, "-jar", str(jar),
                "--app", cell.app, "--container", cell.container, "--threads", cell.threads, "--host", place.address("app"),
                "--port", str(s.app_port), "--admin-port", str(s.admin_port),
                "--remote", self.lab.url(s.remote_port, ""),
