@@ -46,6 +46,7 @@ KEY = ("scenario", "loadgen", "app", "container", "threads", "wrk_threads", "con
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))      # bench/, also when run as a file
 from labbench import catalog, scenarios  # noqa: E402
 from labbench.report.figures import read_results  # noqa: E402  (a cell's scenario part and older flat files alike)
+from labbench.report.fmt import pool_move  # noqa: E402
 
 # For runs from before these fields existed: the default scenario, load generator and client.
 DEFAULTS = {"scenario": scenarios.DEFAULT, "loadgen": "wrk", "client": catalog.DEFAULT_CLIENT}
@@ -109,12 +110,10 @@ def load(arg, name):
             usage_error(f"{name}={arg}: no round {rnd} in {path} (it has {', '.join(run.get('rounds', {})) or 'one round'})")
         cells, meta = run["rounds"][rnd], dict(meta, repeat=1)
     # How the cells got their JVMs is the bench's, not a setting: said where two runs differ in it.
-    moved = [c for c in cells if c.get("app_start") == "resized"]
-    switched = sum(1 for c in moved if c.get("pool_mode") == "virtual")
-    grown = len(moved) - switched
+    grown, switched = (sum(1 for c in cells if pool_move(c) == kind) for kind in ("grown", "switched"))
     meta = dict(meta, jvms=" and ".join([f"{grown} pool{'s' * (grown != 1)} grown"] * bool(grown)
                                          + [f"{switched} switched to virtual threads"] * bool(switched)) + " on a running JVM"
-                if moved else "a fresh JVM per pool")
+                if grown or switched else "a fresh JVM per pool")
     return meta, {key_of(c): c for c in cells}
 
 

@@ -36,6 +36,14 @@ def threads_label(t):
     return f"{t} thread{'s' if t != 1 else ''}"
 
 
+def pool_move(c):
+    """How a cell's JVM came to its pool when the bench gave it the next one on the admin port (`app`
+    = `resized`): "switched" (to virtual threads) or "grown"; None for a fresh or reused JVM."""
+    if c.get("app_start") != "resized":
+        return None
+    return "switched" if c.get("pool_mode") == "virtual" else "grown"
+
+
 def skipped(c):
     return c["status"].startswith("SKIPPED")
 

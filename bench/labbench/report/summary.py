@@ -3,7 +3,7 @@ per pool size x container: steady % of the ceiling and the handler threads seen)
 box was the limit (the highest box CPU of the run). A scenario with an answer of its own (the
 sweep's knees) supplies it instead (Scenario.verdict)."""
 from .. import scenarios
-from .fmt import f_int, f_pct, f_rps, threads_label, threads_order
+from .fmt import f_int, f_pct, f_rps, pool_move, threads_label, threads_order
 
 BELOW = 95.0            # a verdict cell below this % of its ceiling is marked ⚠
 JIT_WARM = 5.0          # the JIT compiler's share (%) of the app's CPU in a warm measured window
@@ -137,11 +137,9 @@ def warmup_line(run):
         return ""
     settled = sorted(c["warmup_s"] for c in auto if c.get("warmup_outcome") == "settled")
     again = sum(1 for c in auto if c.get("app_start") == "reused")     # a sweep's JVM at its next level
-    def moved(c):       # a JVM given its next pool (POST /pool): "grown", "switched" (to virtual threads), or None
-        return None if c.get("app_start") != "resized" else "switched" if c.get("pool_mode") == "virtual" else "grown"
-    grown, switched = (sum(1 for c in auto if moved(c) == kind) for kind in ("grown", "switched"))
+    grown, switched = (sum(1 for c in auto if pool_move(c) == kind) for kind in ("grown", "switched"))
     def took(kind):     # with moved JVMs, each kind's own median: a moved one settles sooner
-        own = sorted(c["warmup_s"] for c in auto if c.get("warmup_outcome") == "settled" and moved(c) == kind)
+        own = sorted(c["warmup_s"] for c in auto if c.get("warmup_outcome") == "settled" and pool_move(c) == kind)
         return f", a median {own[len(own) // 2]:.0f} s" if own else ""
     kinds = [f"{len(auto) - again - grown - switched} of fresh apps{took(None) if grown + switched else ''}"] + (
         [f"{again} of a sweep's app again at its next level"] if again else []) + (
