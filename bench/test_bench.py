@@ -129,10 +129,9 @@ class ReuseTest(unittest.TestCase):
     def test_upward_only_after_the_queue_is_drained(self):
         one, two_hundred = self.plan[0], self.plan[1]
         self.patch(self.cells.procs, "alive", lambda proc: True)
-        self.patch(self.cells.procs, "wait_drained", lambda url, s: self.calls.append("drained") or True)
-        self.app.drain_queue = lambda cell: self.calls.append(f"drain at {self.app.threads}") or True
+        self.app.drain = lambda cell, conns: self.calls.append(f"drain at {self.app.threads}, {conns} connections")
         self.assertTrue(self.app.can_reuse(two_hundred))
-        self.assertEqual(["drain at 1"], self.calls)     # 100 connections left 99 queued behind 1 thread
+        self.assertEqual(["drain at 1, 100 connections"], self.calls)     # 100 connections left 99 queued behind 1 thread
         self.app.threads = "200"
         self.assertFalse(self.app.can_reuse(one))        # a pool never shrinks: a fresh JVM
 
@@ -141,13 +140,12 @@ class ReuseTest(unittest.TestCase):
         one, v1, two_hundred = plan(s)[0]
         self.assertEqual(["1", "v1", "200"], [one.threads, v1.threads, two_hundred.threads])
         self.patch(self.cells.procs, "alive", lambda proc: True)
-        self.patch(self.cells.procs, "wait_drained", lambda url, s: self.calls.append("drained") or True)
-        self.app.drain_queue = lambda cell: self.calls.append(f"drain at {self.app.threads}") or True
+        self.app.drain = lambda cell, conns: self.calls.append(f"drain at {self.app.threads}")
         self.app.key = one.app_key
         self.assertTrue(self.app.can_reuse(v1))
         self.app.threads = "v1"
-        self.assertTrue(self.app.can_reuse(two_hundred))  # nothing queues on virtual threads: drained within a sleep
-        self.assertEqual(["drain at 1", "drained"], self.calls)
+        self.assertTrue(self.app.can_reuse(two_hundred))
+        self.assertEqual(["drain at 1", "drain at v1"], self.calls)
         self.app.threads = "200"
         self.assertFalse(self.app.can_reuse(v1))          # Jetty's 201 platform threads would stay
         self.assertFalse(self.app.can_reuse(one))
@@ -168,7 +166,9 @@ class ReuseTest(unittest.TestCase):
         d = self.lab.run_dir / "c"
         d.mkdir()
         self.assertIsNone(self.cells._prepare(self.lab, self.app, two_hundred, d, rec, lambda: 0))
-        self.assertEqual(["POST pool?threads=200", "warm up at 200 threads", "rest", "POST stats/reset"], self.calls)
+        self.assertEqual(["POST pool?threads=200", "warm up at 200 threads",
+                          "POST fault?schedule=16000ms:delay=0", "DELETE fault",     # drained, remote-sleep answering at once
+                          "rest", "POST stats/reset"], self.calls)
         self.assertEqual(("resized", "200"), (rec.app_start, self.app.threads))
         self.assertEqual("lab: app=sync-servlet container=jetty threads=200 [...]", rec.lab_line)
         answers["/pool?threads=200"] = (409, b'{"error":"1 requests in flight, 0 queued: resize an idle app"}')
@@ -261,6 +261,79 @@ class ReportTest(unittest.TestCase):
         self.assertIn("| call | sync-servlet | tomcat | 1 | -t10 -c10 | 45.0 | 45.0 | = |", text)
         self.assertIn("| call | sync-servlet | tomcat | v1 | -t10 -c10 | SKIPPED | SKIPPED |", text)
         self.assertIn("Only in B:\n- slow-upload: webflux tomcat threads=1 -t10 -c10", text)
+
+
+class DrainTest(unittest.TestCase):
+    """cells.App.drain (issue 37): whatever one request costs the app's thread, what it still holds
+    drains with remote-sleep answering at once; a database's queue is not waited for."""
+
+    def setUp(self):
+        from unittest import mock
+        from labbench import cells as cells_mod
+        self.cells, self.calls, self.in_flight = cells_mod, [], 100
+        for name, fn in [("http", self.http), ("get_json", lambda url: {"inFlight": self.in_flight, "queued": 7}),
+                         ("wait_drained", self.wait_drained)]:
+            p = mock.patch.object(cells_mod.procs, name, fn)
+            p.start()
+            self.addCleanup(p.stop)
+
+    def http(self, url, method="GET", timeout=5.0):
+        self.calls.append(f"{method} {url.split('/', 3)[3]}")
+        if "delay=0" in url:
+            self.in_flight = 0          # the queue empties once the calls are answered at once
+        return 200, b"{}"
+
+    def wait_drained(self, url, timeout_s):
+        self.calls.append(f"wait {timeout_s} s")
+        return self.in_flight == 0
+
+    def app_for(self, **env):
+        s = settings(**env)
+        cells, _ = plan(s)
+        return self.cells.App(self.cells.Lab(s, None, Path(tempfile.mkdtemp()))), cells
+
+    def test_a_blocking_fanout_app_on_one_thread_drains_with_remote_sleep_answering_at_once(self):
+        # 10 calls of 300 ms one after another, 100 queued: ~300 s at the calls' own delay
+        app, cells = self.app_for(SCENARIO="fanout", FANOUT_APPS="fanout-sequential", CONTAINERS="tomcat",
+                                  THREADS="1", WRK_THREADS="10", FANOUT_MS=300)
+        self.assertIsNone(app.drain(cells[1], 100))
+        self.assertEqual(["POST fault?schedule=15000ms:delay=0", "wait 5 s", "DELETE fault"], self.calls)
+
+    def test_what_it_still_holds_is_the_reason(self):
+        app, cells = self.app_for(SCENARIO="fanout", FANOUT_APPS="fanout-sequential", CONTAINERS="tomcat",
+                                  THREADS="1", WRK_THREADS="10", FANOUT_MS=30000)
+        self.http = lambda url, method="GET", timeout=5.0: self.calls.append(method) or (200, b"{}")   # nothing drains
+        from unittest import mock
+        with mock.patch.object(self.cells.procs, "http", self.http):
+            self.assertEqual("100 in flight and 7 queued after 35 s, remote-sleep answering at once",
+                             app.drain(cells[1], 100))      # a call already at remote-sleep keeps its 30 s
+
+    def test_a_database_queue_is_not_waited_for(self):
+        app, cells = self.app_for(APPS="sync-servlet", CONTAINERS="jetty", THREADS="1", WRK_THREADS="10 100",
+                                  BACKEND="postgres", DB_URL="postgresql://lab@127.0.0.1:5432/lab")
+        app.proc, app.key, app.threads, app.last_conns = object(), cells[1].app_key, "1", 100
+        from unittest import mock
+        with mock.patch.object(self.cells.procs, "alive", lambda proc: True):
+            self.assertFalse(app.can_reuse(cells[1]))
+        self.assertEqual([], self.calls)
+
+    def test_blocking_fanout_apps_warm_up_one_connection_per_thread(self):
+        """A model whose request holds its container thread to the end is warmed as a thread-per-request
+        app is: at most a connection per thread, so that no queue forms behind it at all."""
+        for app_name, pool in [("fanout-sequential", 1), ("fanout-pool", 1), ("fanout-common-pool", 1),
+                               ("fanout-virtual", 1), ("fanout-coroutines-blocking", None), ("fanout-async", None)]:
+            app, cells = self.app_for(SCENARIO="fanout", FANOUT_APPS=app_name, CONTAINERS="tomcat", THREADS="1",
+                                      WRK_THREADS="10", WARMUP="auto")
+            got = []
+            from unittest import mock
+            with mock.patch.object(self.cells.wrk, "warm_up", lambda *a, **k: got.append(a[5]) or {}), \
+                    mock.patch.object(self.cells.wrk, "at_rest", lambda url: {}), \
+                    mock.patch.object(app, "start", lambda cell: None), mock.patch.object(app, "verify", lambda out, cell: None):
+                d = app.lab.run_dir / app_name
+                d.mkdir()
+                rec = self.cells._new_record(app.lab.s, cells[0])
+                self.assertIsNone(self.cells._prepare(app.lab, app, cells[0], d, rec, lambda: 0))
+            self.assertEqual([pool], got, app_name)
 
 
 class FanoutTest(unittest.TestCase):

@@ -280,10 +280,10 @@ class App:
     def can_reuse(self, cell):
         """Only the same app, container and pool, and only once nothing is in flight (docs/traps.md
         #6). A thread-per-request app that had more connections than threads still has the
-        excess queued in its container (a 1-thread app: ~C requests x sleep): it is drained with
-        remote-sleep answering at once (drain_queue), or restarted; anything else drains within one
-        sleep. An app that served slow clients is never reused: its queue and connections may be in
-        any state."""
+        excess queued in its container (a 1-thread app: ~C requests x sleep): like any other it is
+        drained with remote-sleep answering at once (drain), or restarted where the backend is a
+        database. An app that served slow clients is never reused: its queue and connections may be
+        in any state."""
         if self.proc is None or self.key != cell.app_key or self.had_side_load or not procs.alive(self.proc):
             return False
         if pool_rank(cell.threads) < pool_rank(self.threads):
@@ -294,26 +294,38 @@ class App:
             # inside the level's own window (procs.Sampler), /stats' peak threads reset before it; what
             # a lower level left behind (a grown heap, a grown pool) is at most what this level needs.
             return False
-        if catalog.thread_per_request(cell.app) and not is_virtual(self.threads) and self.last_conns > int(self.threads):
-            return self.drain_queue(cell)      # its queue is the pool it has now, whatever the cell's is
-        return procs.wait_drained(self.admin + "/stats", self.lab.s.sleep_ms // 1000 + 2)
-
-    def drain_queue(self, cell):
-        """Drain what a thread-per-request app still has queued after a cell with more connections
-        than threads: wrk closed them, but the container serves each queued request, one pool thread
-        at a time and a whole backend call each (a 1-thread app at 100 connections: ~99 s). With
-        remote-sleep told to answer at once the queue empties in well under a second, and the warm
-        JVM is reused: before this, each 1-thread sync app was started and warmed up again for its
-        second wrk setting (~70 s each, 4 in the default matrix). The calls already waiting at
-        remote-sleep keep their delay (decided at arrival). False (restart it) where the backend is
-        not remote-sleep, or it did not drain."""
-        fault, s = fault_url(self.lab, cell), self.lab.s
-        if fault is None or not wrk.fast_remote(fault, f"{s.sleep_ms + 10_000}ms:delay=0"):
+        queued = catalog.thread_per_request(cell.app) and not is_virtual(self.threads) and self.last_conns > int(self.threads)
+        if queued and fault_url(self.lab, cell) is None:
+            # A database's queue drains at its pool's pace (a 1-thread app at 100 connections: ~99 s
+            # of 1 s queries): a fresh JVM is sooner.
             return False
+        # its queue is the pool it has now, whatever the cell's is
+        return self.drain(cell, self.last_conns) is None
+
+    def drain(self, cell, conns):
+        """Wait until the app has nothing in flight and nothing queued (docs/traps.md #6): None, or
+        what it still held at the deadline. Where the backend is remote-sleep, remote-sleep answers
+        every new call at once meanwhile, so whatever the app still holds drains at its own pace,
+        whatever one request costs its thread: a 1-thread sync app left with 99 requests queued by
+        100 connections (~99 s at 1 s each), or a fan-out app whose requests make 10 calls of
+        300 ms one after another (3 s each). Before this, each 1-thread sync app was started and
+        warmed up again for its second wrk setting (~70 s each, 4 in the default matrix), and a
+        fan-out app on one thread failed "still busy after the warm-up" (issue 37). A call already
+        waiting at remote-sleep keeps its delay (decided at arrival): the deadline is one call's
+        delay, 5 s, and a second per 200 connections to close (~7 s for webflux on Netty at 2,000
+        on a 2 x Xeon VM)."""
+        fault, s = fault_url(self.lab, cell), self.lab.s
+        timeout_s = cell.scene.call_ms(s) // 1000 + 5 + conns // 200
+        fast = fault is not None and wrk.fast_remote(fault, f"{(timeout_s + 10) * 1000}ms:delay=0")
         try:
-            return procs.wait_drained(self.admin + "/stats", s.sleep_ms // 1000 + 5)
+            if procs.wait_drained(self.admin + "/stats", timeout_s):
+                return None
+            left = procs.get_json(self.admin + "/stats") or {}
+            return (f"{left.get('inFlight', '?')} in flight and {left.get('queued', 0)} queued after {timeout_s} s"
+                    + (", remote-sleep answering at once" if fast else ""))
         finally:
-            wrk.end_fault(fault)
+            if fast:
+                wrk.end_fault(fault)
 
     def resize(self, cell):
         """Grow the idle app's pool to the cell's (POST /pool: Jetty's QueuedThreadPool, Tomcat's
@@ -501,11 +513,9 @@ def _prepare(lab, app, cell, d, rec, since_start):
                                  stats_url=app.admin + "/stats", measured_url=lab.url(s.app_port, cell.path),
                                  fault_url=fault_url(lab, cell))
         rec.save(d / "cell.json")
-        # A call that started as wrk stopped needs its sleep and a margin; thousands of connections
-        # that wrk opened and left also take their time: measured ~7 s for webflux on Netty, 1 loop,
-        # at 2,000 on a 2 x Xeon VM (inFlight 148 -> 0), against a wait of 6 s that failed the cell.
-        if not procs.wait_drained(app.admin + "/stats", s.sleep_ms // 1000 + 5 + conns // 200):
-            reason = "still busy after the warm-up"
+        busy = app.drain(cell, conns)
+        if busy:
+            reason = f"still busy after the warm-up: {busy}"
         elif s.warmup == "auto" and (fresh or resized):   # after a fixed warm-up the JIT is still busy: its "rest" would be the compiler's
             app.rest = wrk.at_rest(app.admin + "/stats")       # (a grown pool idles on more threads: measured again)
     if reason is None:

@@ -88,6 +88,11 @@ class Scenario:
         """How long one request waits on the remote at best: its Little's-law time in system."""
         return record.sleep_ms
 
+    def call_ms(self, s):
+        """How long one remote call waits (settings s): a call already at remote-sleep when the bench
+        tells it to answer at once still waits this long (cells.App.drain)."""
+        return s.sleep_ms
+
     # ---- the report
     def figures(self, record, d) -> dict:
         """Its own fields of a cell (from the record and its raw files): keys of `fields`."""

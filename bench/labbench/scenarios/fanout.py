@@ -85,6 +85,9 @@ class Fanout(Scenario):
         # each request's calls take FANOUT_MS, at best all at once
         return max(record.params.get("fanout_ms") or 0, 1)
 
+    def call_ms(self, s):
+        return s.fanout_ms
+
     def figures(self, record, d):
         return {"fanout_n": record.params.get("fanout_n"), "fanout_ms": record.params.get("fanout_ms")}
 
@@ -132,7 +135,8 @@ def fanout_section(fan, containers, calibration, meta):
       f"sequential is N × {ms_each} ms, a model that overlaps all calls ≈ {ms_each} ms); the second puts "
       f"the same apps under wrk's closed loop with N = {fan[0].get('fanout_n') or 10}, where **CPU ms/req** "
       f"(the app's CPU time per answered request) and **peak thr.** show what each model costs. "
-      f"**bound** there is connections / {ms_each} ms: every call of every request overlapped.\n")
+      f"**bound** there is connections / {ms_each} ms: every call of every request overlapped"
+      f"{held_thread_bound(fan, ms_each)}.\n")
     probes = [c for c in fan if c.get("loadgen") == "probe"]
     for threads in sorted({c["threads"] for c in probes}, key=threads_order):
         w(f"\n### One request at a time · {threads_label(threads)}\n\n")
@@ -153,6 +157,16 @@ def fanout_section(fan, containers, calibration, meta):
                      heading=lambda t, wt, cn: f"wrk -t{wt} -c{cn} on `/fanout?n={loaded[0].get('fanout_n')}&ms={ms_each}`."))
     return "".join(lines)
 
+
+def held_thread_bound(fan, ms_each):
+    """The bound's second case, in runs that have it: apps whose request thread waits for its calls
+    (thread per request in catalog.tsv) hold at most one request per container thread (runs before
+    issue 37 recorded them as not)."""
+    held = sorted({c["app"] for c in fan if c.get("thread_per_request") and c.get("loadgen") == "wrk"})
+    if not held:
+        return ""
+    return (f"; where the request thread itself waits for its calls ({', '.join(held)}: thread per request), "
+            f"the container's threads / {ms_each} ms")
 
 
 SCENARIO = Fanout()
