@@ -10,7 +10,7 @@ One line per variant, connections on a log scale:
 A FAILED or SKIPPED level is a gap in its line.
 
 Runs with the matplotlib pinned in bench/tools/charts-requirements.txt, from the project-local
-venv (bench/tools/install.sh matplotlib); the sweep (labbench/scenarios/sweep.py) calls it at the end.
+venv (bench/tools/install.sh matplotlib); the sweep (labbench/scenarios/sweep/) calls it at the end.
 
 Usage: .tools/venv/bin/python bench/charts.py RUN_DIR
 """

@@ -3,7 +3,7 @@
 # smoke-test.sh - the bench harness end to end on tiny matrices (run by `make test`, ~5 min).
 #
 # Checks that bad settings exit 2 and start nothing; installs matplotlib (the charts' venv) and runs
-# the Python unit tests (bench/test_*.py: settings, matrix, the report package, compare, the sweep and its
+# the Python unit tests (bench/tests/test_*.py: settings, matrix, the report package, compare, the sweep and its
 # charts), failing if a test was skipped for want of matplotlib; checks that SIGTERM stops a run
 # with exit 143 and leaves nothing listening; runs async-servlet and sync-servlet on both
 # containers with 1 thread, 10 connections, 2 s cells and a 200 ms remote, twice (REPEAT=2); then
@@ -151,7 +151,7 @@ check "--help prints the usage and exits 0" bash -c './bench.sh --help | grep -q
 
 section "the Python side: byte-compiles, unit tests"
 check "every bench Python file compiles" \
-    python3 -c 'import sys; [compile(open(f).read(), f, "exec") for f in sys.argv[1:]]' bench/*.py bench/labbench/*.py bench/labbench/*/*.py
+    python3 -c 'import sys; [compile(open(f).read(), f, "exec") for f in sys.argv[1:]]' bench/*.py bench/labbench/*.py bench/labbench/*/*.py bench/tests/*.py
 # The chart test draws with the charts' venv: install it first (idempotent; `make sweep` would only
 # install it later), so that test cannot skip on a fresh machine.
 check "matplotlib for the chart test: bench/tools/install.sh matplotlib" bench/tools/install.sh matplotlib
@@ -159,7 +159,7 @@ check "matplotlib for the chart test: bench/tools/install.sh matplotlib" bench/t
 # unit_tests: the unit tests pass and none was skipped for want of matplotlib.
 unit_tests() {
     local rc=0
-    PYTHONPATH=bench python3 -m unittest discover -v -s bench -p 'test_*.py' >"$TMP/unit.out" 2>&1 || rc=$?
+    PYTHONPATH=bench python3 -m unittest discover -v -s bench/tests -t bench -p 'test_*.py' >"$TMP/unit.out" 2>&1 || rc=$?
     cat "$TMP/unit.out"
     if grep "skipped 'matplotlib" "$TMP/unit.out"; then
         echo "a test was skipped for want of matplotlib (above)"
@@ -167,7 +167,7 @@ unit_tests() {
     fi
     return "$rc"
 }
-check "unit tests: bench/test_*.py (settings, matrix, rounds, the report, compare.s verdicts, slowclients.py, the sweep, its charts), none skipped for want of matplotlib" \
+check "unit tests: bench/tests/test_*.py (settings, matrix, rounds, the report, compare.s verdicts, slowclients.py, the sweep, its charts), none skipped for want of matplotlib" \
     unit_tests
 
 section "make sweep on a tiny sweep (2 levels x 2 variants + 2 calibration cells, 2 s each, about 40 s)"

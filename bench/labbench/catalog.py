@@ -1,10 +1,11 @@
 """The lab's apps, read once from catalog.tsv at the repository's root (each app module's
 CatalogTest checks the same file against its own App.APPS, so Python and Java cannot drift)."""
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Tuple
 
-FILE = Path(__file__).resolve().parents[2] / "catalog.tsv"
+from .paths import ROOT
+
+FILE = ROOT / "catalog.tsv"
 
 
 @dataclass(frozen=True)

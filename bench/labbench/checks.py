@@ -1,5 +1,6 @@
 """How a setting's text is checked: the helpers settings.py and every scenario's parse() share.
-A wrong value raises UsageError: main prints ERROR + the usage and exits 2 (nothing has started)."""
+A wrong value raises UsageError: main prints ERROR + the usage and exits 2 (nothing has started);
+a wrong machine raises Fatal: ERROR, exit 1."""
 import re
 
 COUNT = re.compile(r"[1-9][0-9]{0,6}")
@@ -8,6 +9,10 @@ DURATION = re.compile(r"[1-9][0-9]{0,5}[smh]?")
 
 class UsageError(Exception):
     """A setting is wrong: main prints ERROR + the usage and exits 2 (nothing has started)."""
+
+
+class Fatal(Exception):
+    """Something in the environment is wrong: main prints ERROR + this, exit 1."""
 
 
 def is_virtual(threads):

@@ -12,13 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import place, procs
-from .settings import MODULE_OF
+from .catalog import MODULE_OF
+from .checks import Fatal
 
 SLOWCLIENTS = Path("bench/slowclients.py")   # the side load of the slow-* scenarios
-
-
-class Fatal(Exception):
-    """Something in the environment is wrong: main prints ERROR + this, exit 1."""
 
 
 @dataclass

@@ -6,11 +6,14 @@ import os
 import signal
 import sys
 import time
-from pathlib import Path
 
-from . import inventory, limits, loadgens, machine, pg, place, procs, report, rundir, scenarios
-from .cells import App, Lab, calibrate, plan, run_cell
-from .machine import Fatal
+from . import inventory, limits, loadgens, machine, pg, place, plugins, procs, remote, report, rundir, scenarios  # noqa: F401  (plugins: registers them)
+from .app import App
+from .calibration import calibrate
+from .cells import Lab, run_cell
+from .plan import plan
+from .checks import Fatal
+from .paths import ROOT
 from .rundir import put
 from .settings import UsageError, parse, usage
 
@@ -84,7 +87,7 @@ def apply_limits(s, cells):
 
 def main(argv):
     sys.stdout.reconfigure(line_buffering=True)   # progress lines in order with the children's output
-    os.chdir(Path(__file__).resolve().parents[2])  # the repository: jars, bench/, RESULTS_DIR are relative to it
+    os.chdir(ROOT)                 # the repository: jars, bench/, RESULTS_DIR are relative to it
     if argv[:1] in (["-h"], ["--help"]):
         print(usage(os.environ))
         return 0
@@ -229,23 +232,6 @@ def start_db(lab):
           f"max_connections {f['max_connections']}, fsync {f['fsync']}, shared_buffers {f['shared_buffers']}")
 
 
-def start_remote(lab):
-    """remote-sleep, the slow backend, once for the whole run; its "listening" line printed."""
-    s, m = lab.s, lab.m
-    log = lab.run_dir / "logs" / "remote-sleep.log"
-    lab.remote = place.start("backend", [place.java("backend", m.java), *place.jvm_flags("backend", s.java_opts),
-                                         *s.java_opts, "-jar", "remote-sleep/target/remote-sleep.jar",
-                                         "--host", place.address("backend"), "--port", str(s.remote_port),
-                                         "--delay-ms", str(s.sleep_ms)], out=log)
-    reason = procs.wait_ready(lab.remote, lab.url(s.remote_port, "/stats"), log, [s.remote_port], s.start_timeout,
-                              host=place.address("backend"))
-    if reason:
-        raise Fatal(f"remote-sleep: {reason}")
-    listening = next((line for line in procs.read_lines(log) if "listening" in line),
-                     f"remote-sleep: pid {lab.remote.pid}")
-    print(f"== {listening}")
-
-
 def run(lab, cells):
     """remote-sleep, the calibration cells, every cell, the closing lines; 1 if a cell FAILED."""
     s, m, run_dir = lab.s, lab.m, lab.run_dir
@@ -255,7 +241,7 @@ def run(lab, cells):
     if s.backend == "postgres":
         start_db(lab)
     else:
-        start_remote(lab)
+        remote.start(lab)
 
     def summarize(d):
         return report.summary(run_dir, d)

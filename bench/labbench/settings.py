@@ -41,7 +41,6 @@ CORE_DEFAULTS = {
     "HOSTS": "",               # an Ansible inventory placing the roles on hosts of their own (docs/hosts.md); empty = this machine
     **db.DEFAULTS,             # BACKEND=postgres and its DB_* settings (db.py)
 }
-DEFAULTS = {**CORE_DEFAULTS, **scenarios.defaults()}
 # wrk's default --timeout is 2 s, and wrk 4 leaves every slower response out of all latency
 # figures (docs/traps.md #2). A response cannot take longer than the run, so a timeout of
 # DURATION + 20 s hides nothing; the cells still report "slow_2s", responses over 2 s.
@@ -105,10 +104,14 @@ class Settings:
         return scenarios.get(scenario).bytes_for(self)
 
 
+def defaults():
+    """Every setting's default: the common ones, then each registered scenario's own."""
+    return {**CORE_DEFAULTS, **scenarios.defaults()}
+
+
 def raw_values(environ):
     """The text of every setting: the environment's, or the default when unset or empty."""
-    every = {**CORE_DEFAULTS, **scenarios.defaults()}     # a scenario registered later counts too
-    return {name: environ.get(name) or default for name, default in every.items()}
+    return {name: environ.get(name) or default for name, default in defaults().items()}
 
 
 def usage(environ):

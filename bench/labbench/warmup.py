@@ -1,6 +1,7 @@
-"""WARMUP=auto's rule (issue 26): has a fresh JVM's JIT settled? A window, a threshold, a cap and a
-named outcome, as DaCapo's -converge has them, but on the JIT itself: a 10 s cell on 2 cores
-otherwise measures a JVM in its first minute (docs/traps.md #32).
+"""WARMUP: how a fresh app (or one given a new pool or level) is warmed up before its cell, and
+WARMUP=auto's rule (issue 26): has its JIT settled? A window, a threshold, a cap and a named outcome,
+as DaCapo's -converge has them, but on the JIT itself: a 10 s cell on 2 cores otherwise measures a
+JVM in its first minute (docs/traps.md #32).
 
 The warm-up drives the app in windows of a few seconds and reads /stats' `jvm` object around each:
 the app's CPU, and how much of it the C1/C2 compiler threads took. The JIT has settled when, in
@@ -9,7 +10,10 @@ per request stopped falling: none of the later windows cheaper than the first of
 CPU_FALL_MAX. Before FLOOR_S it never has; past CAP_S the cell is measured anyway and labelled
 "no steady state within CAP_S s".
 """
+import time
 from dataclasses import dataclass
+
+from . import place, procs, remote
 
 # 3 s: in 2 s windows the same 15 fresh JVMs warmed 8.5 % longer, and a light load while the compiler
 # works did not shorten it either (docs/traps.md #41).
@@ -83,3 +87,112 @@ def verdict(windows, floor_s=FLOOR_S, cap_s=CAP_S):
     if elapsed >= cap_s:
         return "no steady state", f"no steady state within {cap_s} s"
     return "warming", f"{elapsed:.0f} s"
+
+
+def warm_up(s, url, wt, conns, out, pool, stats_url, measured_url=None, fault_url=None):
+    """An unrecorded wrk run of fast calls before a fresh app's cell: loads classes, JIT-compiles
+    the request path and opens connections, and leaves nothing queued behind it (1 s calls would
+    leave C requests). A thread-per-request app gets at most one connection per pool thread
+    (`pool`), so no queue forms at all. WARMUP=Ns: N seconds of `url` (?ms=0). WARMUP=auto:
+    windows of fast calls until the JIT has settled (the rule above). Returns what it did, for
+    the cell's record ({} for none)."""
+    pool_limited = pool is not None and pool < conns
+    if pool_limited:
+        conns = pool
+        wt = min(wt, conns)
+    if s.warmup == "auto":
+        # A pool-limited app's threads each wait the backend's whole answer time (one connection
+        # per thread): at 1 ms a 1-thread sync app served ~650 req/s and its JIT took 61 s to settle
+        # (6 of the 8 in the default matrix hit the cap); answered at once, 4,800 req/s and 21 s.
+        # The others are CPU-bound at 1 ms already (14,000-20,000 req/s on 2 cores) and keep it: their
+        # client then always waits on its answer, as in the measured window.
+        return auto_warm_up(url, wt, conns, out, stats_url, measured_url, fault_url,
+                            fast_ms=0 if pool_limited else 1)
+    if s.warmup_s == 0:
+        return {}
+    place.run("loadgen", ["wrk", "-t", str(wt), "-c", str(conns), "-d", f"{s.warmup_s}s", url], out)
+    return {"mode": "fixed", "seconds": s.warmup_s}
+
+
+# remote-sleep's /fault schedule for one warm-up window, posted as the window starts: every call
+# answered after 1 ms (0 for a pool-limited app, warm_up), whatever it asked for; then, for the window's last TAIL_MS, after TAIL_DELAY_MS,
+# so that wrk ends the window with a request in flight on every connection, as it ends every
+# measured window (a 1 s call cannot finish by then). The app then closes connections whose
+# request is still waiting, and writes answers to closed ones, in the warm-up too, so that this
+# end of a window is in the profile HotSpot compiles from. Put in while hunting the uncommon traps of
+# docs/traps.md #37, whose cause turned out to be the verify call; what the tail alone is worth was
+# not measured: every sample since ran with it.
+TAIL_MS, TAIL_DELAY_MS = 300, 200
+
+
+def fast_schedule(delay_ms):
+    return f"{WINDOW_S * 1000 - TAIL_MS}ms:delay={delay_ms},{TAIL_MS + 1000}ms:delay={TAIL_DELAY_MS}"
+
+
+def auto_warm_up(url, wt, conns, out, stats_url, measured_url=None, fault_url=None, fast_ms=1):
+    """WARMUP=auto: wrk windows of WINDOW_S of fast calls, /stats read around each, until
+    verdict() is not "warming".
+
+    The calls are the measured request itself (measured_url) with remote-sleep told to answer
+    every call after 1 ms (its /fault, fault_url): the app then runs exactly the measured code, its
+    branches and its query string included. Warming on `?ms=1` instead sent the app down another
+    branch (the `ms` parameter present); the first measured request hit an uncommon trap, HotSpot
+    threw away the compiled request path and recompiled it inside the measured window, where the
+    compiler then took 52-57 % of the app's CPU (docs/traps.md #37). Without fault_url (BACKEND=postgres:
+    no remote-sleep in the path) it warms on `url` with ?ms=1 and says so."""
+    schedule = fast_schedule(fast_ms)
+    fast = bool(measured_url and fault_url and remote.fast(fault_url, schedule))
+    if fast:
+        url = measured_url
+        how = (f"the measured request, remote-sleep answering after {fast_ms} ms ({TAIL_DELAY_MS} ms in each window's "
+               f"last {TAIL_MS} ms: wrk ends it with calls in flight)")
+    else:
+        url, how = url.replace("ms=0", "ms=1"), "the warm-up path with ?ms=1 (another branch than the measured request)"
+    path = "/" + url.split("/", 3)[3]      # http://host:port/path?query
+    print(f"  warming up: {path} in {WINDOW_S} s windows "
+          f"until the JIT settles ({FLOOR_S}-{CAP_S} s) …", flush=True)
+    try:
+        done = _windows(url, wt, conns, out, stats_url, how, fault_url if fast else None, schedule)
+        last = (done.get("windows") or [{}])[-1]
+        print(f"  warm-up: {done['text']} ({done.get('requests', 0):,} requests; the compiler "
+              f"{last.get('jit_pct')} % of the app's CPU in the last window)", flush=True)
+        return done
+    finally:
+        if fast:
+            remote.end_fault(fault_url)
+
+
+def _windows(url, wt, conns, out, stats_url, how, fault_url, schedule):
+    windows, reads = [], [{"t": time.monotonic(), "stats": procs.get_json(stats_url)}]
+    while True:
+        if windows and fault_url:
+            remote.fast(fault_url, schedule)      # the window's own schedule, from its start
+        # from the first load host: a warm-up needs the app's code paths, not the split
+        cmd = ["wrk", "-t", str(wt), "-c", str(conns), "-d", f"{WINDOW_S}s", url]
+        place.run("loadgen", cmd, out.with_name(f"{out.stem}-{len(windows) + 1:02d}{out.suffix}"))
+        reads.append({"t": time.monotonic(), "stats": procs.get_json(stats_url)})
+        if reads[-2]["stats"] is None or reads[-1]["stats"] is None or "jvm" not in reads[-1]["stats"]:
+            return {"mode": "auto", "outcome": "unknown", "text": "no /stats jvm object to judge the JIT by",
+                    "command": place.shown("loadgen", cmd), "how": how, "windows": [w.to_json() for w in windows]}
+        windows.append(window(reads[-2], reads[-1]))
+        outcome, text = verdict(windows)
+        if outcome != "warming":
+            return {"mode": "auto", "outcome": outcome, "text": text, "command": place.shown("loadgen", cmd), "how": how,
+                    "seconds": round(sum(w.seconds for w in windows), 1),
+                    "requests": sum(w.requests for w in windows), "windows": [w.to_json() for w in windows]}
+
+
+REST_S = 3
+
+
+def at_rest(stats_url, seconds=REST_S):
+    """The app's CPU with no load at all for `seconds`, after its warm-up (issue 26): what the JVM
+    spends on its own (GC threads, timers, selectors, the compiler's leftovers), so that a cell can
+    say what the load added per request. {} when /stats has no jvm object."""
+    before = {"t": time.monotonic(), "stats": procs.get_json(stats_url)}
+    time.sleep(seconds)
+    after = {"t": time.monotonic(), "stats": procs.get_json(stats_url)}
+    if not all(r["stats"] and "jvm" in r["stats"] for r in (before, after)):
+        return {}
+    w = window(before, after)
+    return {"seconds": round(w.seconds, 2), "cpu_ms": w.cpu_ms, "compiler_cpu_ms": w.compiler_cpu_ms}

@@ -1,5 +1,6 @@
 """Load generators behind one interface: each measures one cell into its directory and says what its
-raw files mean. The runner and the report pick one by a cell's `loadgen` and never by name.
+raw files mean. The runner and the report pick one by a cell's `loadgen` and never by name; a load
+generator imports this core, labbench/plugins.py imports it and registers it here.
 
 A load generator module defines a LoadGen with:
   name          the LOADGEN value (probe is chosen by a scenario, never by LOADGEN)
@@ -21,6 +22,7 @@ class LoadGen:
     selectable = True        # LOADGEN takes it
     open_loop = False
     timed = True             # runs for DURATION (the run's "measured" time)
+    profiled = False         # PROFILE=1 profiles the app over its window
     has_ceiling = False
     output = ""
     fields = ()
@@ -38,11 +40,17 @@ def jvm_figures(jvm0, jvm1):
     return {"jvm_cpu_ms": jvm1["cpuMs"] - jvm0["cpuMs"], "jvm_compiler_cpu_ms": jvm1["compilerCpuMs"] - jvm0["compilerCpuMs"]}
 
 
-from . import pgbench, probe, vegeta, wrk  # noqa: E402  (they subclass LoadGen above)
+# The registry, filled by labbench/plugins.py (register).
+ALL = []
+BY_NAME = {}
+SELECTABLE = []         # what LOADGEN takes
 
-ALL = [wrk.LOADGEN, vegeta.LOADGEN, probe.LOADGEN, pgbench.LOADGEN]
-BY_NAME = {g.name: g for g in ALL}
-SELECTABLE = [g.name for g in ALL if g.selectable]     # what LOADGEN takes
+
+def register(gen):
+    if gen.name not in BY_NAME:
+        ALL.append(gen)
+        BY_NAME[gen.name] = gen
+        SELECTABLE[:] = [g.name for g in ALL if g.selectable]
 
 
 def get(name):

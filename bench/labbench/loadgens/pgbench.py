@@ -5,6 +5,7 @@ for the HTTP backend). Chosen by BACKEND, never by LOADGEN."""
 import re
 
 from .. import place, procs
+from ..pg import psql_args
 from . import LoadGen
 
 PATTERNS = {
@@ -24,7 +25,6 @@ def script(s):
 
 
 def command(s, bin_dir, url, script_path, clients):
-    from ..pg import psql_args
     conn = psql_args(bin_dir, url)[1:9]          # -h host -p port -U user -d db
     return [f"{bin_dir}/pgbench", *conn[:6], "-c", str(clients), "-j", str(min(2, clients)),
             "-T", str(s.duration_s), "-n", "-f", str(script_path), conn[7]]

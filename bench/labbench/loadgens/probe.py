@@ -62,8 +62,7 @@ class Probe(LoadGen):
     output = "vegeta.txt"     # kept as the runs before cell.json named it (there is no such file)
 
     def measure(self, lab, cell, d, url, app):
-        from .. import scenarios
-        return measure(lab, cell, d, scenarios.get(cell.scenario).probes(lab.s), app), {}
+        return measure(lab, cell, d, cell.scene.probes(lab.s), app), {}
 
     def figures(self, record, d):
         return {"probes": read_json(d / "probe.json") or []}

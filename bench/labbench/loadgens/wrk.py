@@ -1,5 +1,6 @@
 """wrk, the closed-loop load generator: the measured command (echoed first, JSON through
-bench/wrk-json.lua, CPU recorded around it), the unrecorded warm-up, and what wrk.json means."""
+bench/wrk-json.lua, CPU recorded around it), on one machine or split over the load hosts and merged,
+the calibration's run straight at remote-sleep, and what wrk.json means."""
 import json
 import os
 import resource
@@ -191,27 +192,6 @@ def merged(docs, hosts_out):
     return out
 
 
-def profile_start(admin):
-    """PROFILE=1: the app starts profiling itself (its admin endpoint; nothing attaches from outside)."""
-    try:
-        status, _ = procs.http(admin + "/profile/start", method="POST")
-    except OSError:
-        return False
-    return status == 200
-
-
-def profile_stop(admin, out_dir):
-    """Stop the app's profile: it writes flame.html and collapsed.txt into out_dir; its JSON answer."""
-    import json
-    import urllib.parse
-    try:
-        status, body = procs.http(admin + "/profile/stop?dir=" + urllib.parse.quote(str(out_dir.resolve())),
-                                  method="POST", timeout=60)
-        return json.loads(body) if status == 200 else {"error": f"HTTP {status}: {body[:200]!r}"}
-    except (OSError, ValueError) as e:
-        return {"error": str(e)}
-
-
 def save(url, path):
     """GET url into path; False when it did not answer 2xx."""
     try:
@@ -222,134 +202,6 @@ def save(url, path):
         return False
     path.write_bytes(body)
     return True
-
-
-def warm_up(s, url, wt, conns, out, pool=None, stats_url=None, measured_url=None, fault_url=None):
-    """An unrecorded wrk run of fast calls before a fresh app's cell: loads classes, JIT-compiles
-    the request path and opens connections, and leaves nothing queued behind it (1 s calls would
-    leave C requests). A thread-per-request app gets at most one connection per pool thread
-    (`pool`), so no queue forms at all. WARMUP=Ns: N seconds of `url` (?ms=0). WARMUP=auto (with
-    the app's /stats): windows of fast calls until the JIT has settled (labbench/warmup.py).
-    Returns what it did, for the cell's record ({} for none)."""
-    pool_limited = pool is not None and pool < conns
-    if pool_limited:
-        conns = pool
-        wt = min(wt, conns)
-    seconds = s.warmup_s
-    if s.warmup == "auto":
-        if stats_url:
-            # A pool-limited app's threads each wait the backend's whole answer time (one connection
-            # per thread): at 1 ms a 1-thread sync app served ~650 req/s and its JIT took 61 s to settle
-            # (6 of the 8 in the default matrix hit the cap); answered at once, 4,800 req/s and 21 s.
-            # The others are CPU-bound at 1 ms already (14,000-20,000 req/s on 2 cores) and keep it: their
-            # client then always waits on its answer, as in the measured window.
-            return auto_warm_up(url, wt, conns, out, stats_url, measured_url, fault_url,
-                                fast_ms=0 if pool_limited else 1)
-        seconds = warmup.FLOOR_S      # remote-sleep (the calibration) has no jvm object to judge: the rule's floor
-    if seconds == 0:
-        return {}
-    place.run("loadgen", ["wrk", "-t", str(wt), "-c", str(conns), "-d", f"{seconds}s", url], out)
-    return {"mode": "fixed", "seconds": seconds}
-
-
-# remote-sleep's /fault schedule for one warm-up window, posted as the window starts: every call
-# answered after 1 ms (0 for a pool-limited app, warm_up), whatever it asked for; then, for the window's last TAIL_MS, after TAIL_DELAY_MS,
-# so that wrk ends the window with a request in flight on every connection, as it ends every
-# measured window (a 1 s call cannot finish by then). The app then closes connections whose
-# request is still waiting, and writes answers to closed ones, in the warm-up too, so that this
-# end of a window is in the profile HotSpot compiles from. Put in while hunting the uncommon traps of
-# docs/traps.md #37, whose cause turned out to be the verify call; what the tail alone is worth was
-# not measured: every sample since ran with it.
-TAIL_MS, TAIL_DELAY_MS = 300, 200
-
-
-def fast_schedule(delay_ms):
-    return f"{warmup.WINDOW_S * 1000 - TAIL_MS}ms:delay={delay_ms},{TAIL_MS + 1000}ms:delay={TAIL_DELAY_MS}"
-
-
-def auto_warm_up(url, wt, conns, out, stats_url, measured_url=None, fault_url=None, fast_ms=1):
-    """WARMUP=auto: wrk windows of WINDOW_S of fast calls, /stats read around each, until
-    warmup.verdict() is not "warming".
-
-    The calls are the measured request itself (measured_url) with remote-sleep told to answer
-    every call after 1 ms (its /fault, fault_url): the app then runs exactly the measured code, its
-    branches and its query string included. Warming on `?ms=1` instead sent the app down another
-    branch (the `ms` parameter present); the first measured request hit an uncommon trap, HotSpot
-    threw away the compiled request path and recompiled it inside the measured window, where the
-    compiler then took 52-57 % of the app's CPU (docs/traps.md #37). Without fault_url (BACKEND=postgres:
-    no remote-sleep in the path) it warms on `url` with ?ms=1 and says so."""
-    schedule = fast_schedule(fast_ms)
-    fast = bool(measured_url and fault_url and fast_remote(fault_url, schedule))
-    if fast:
-        url = measured_url
-        how = (f"the measured request, remote-sleep answering after {fast_ms} ms ({TAIL_DELAY_MS} ms in each window's "
-               f"last {TAIL_MS} ms: wrk ends it with calls in flight)")
-    else:
-        url, how = url.replace("ms=0", "ms=1"), "the warm-up path with ?ms=1 (another branch than the measured request)"
-    path = "/" + url.split("/", 3)[3]      # http://host:port/path?query
-    print(f"  warming up: {path} in {warmup.WINDOW_S} s windows "
-          f"until the JIT settles ({warmup.FLOOR_S}-{warmup.CAP_S} s) …", flush=True)
-    try:
-        done = _windows(url, wt, conns, out, stats_url, how, fault_url if fast else None, schedule)
-        last = (done.get("windows") or [{}])[-1]
-        print(f"  warm-up: {done['text']} ({done.get('requests', 0):,} requests; the compiler "
-              f"{last.get('jit_pct')} % of the app's CPU in the last window)", flush=True)
-        return done
-    finally:
-        if fast:
-            end_fault(fault_url)
-
-
-def fast_remote(fault_url, schedule):
-    """Start a fault schedule at remote-sleep now; False when it does not take it."""
-    try:
-        return procs.http(f"{fault_url}?schedule={schedule}", method="POST")[0] == 200
-    except OSError:
-        return False
-
-
-def end_fault(fault_url):
-    """End remote-sleep's fault schedule: every call waits its own delay again."""
-    try:
-        procs.http(fault_url, method="DELETE")
-    except OSError:
-        pass    # remote-sleep gone: the cell fails on its own
-
-
-def _windows(url, wt, conns, out, stats_url, how, fault_url, schedule):
-    windows, reads = [], [{"t": time.monotonic(), "stats": procs.get_json(stats_url)}]
-    while True:
-        if windows and fault_url:
-            fast_remote(fault_url, schedule)      # the window's own schedule, from its start
-        # from the first load host: a warm-up needs the app's code paths, not the split
-        cmd = ["wrk", "-t", str(wt), "-c", str(conns), "-d", f"{warmup.WINDOW_S}s", url]
-        place.run("loadgen", cmd, out.with_name(f"{out.stem}-{len(windows) + 1:02d}{out.suffix}"))
-        reads.append({"t": time.monotonic(), "stats": procs.get_json(stats_url)})
-        if reads[-2]["stats"] is None or reads[-1]["stats"] is None or "jvm" not in reads[-1]["stats"]:
-            return {"mode": "auto", "outcome": "unknown", "text": "no /stats jvm object to judge the JIT by",
-                    "command": place.shown("loadgen", cmd), "how": how, "windows": [w.to_json() for w in windows]}
-        windows.append(warmup.window(reads[-2], reads[-1]))
-        outcome, text = warmup.verdict(windows)
-        if outcome != "warming":
-            return {"mode": "auto", "outcome": outcome, "text": text, "command": place.shown("loadgen", cmd), "how": how,
-                    "seconds": round(sum(w.seconds for w in windows), 1),
-                    "requests": sum(w.requests for w in windows), "windows": [w.to_json() for w in windows]}
-
-
-REST_S = 3
-
-
-def at_rest(stats_url, seconds=REST_S):
-    """The app's CPU with no load at all for `seconds`, after its warm-up (issue 26): what the JVM
-    spends on its own (GC threads, timers, selectors, the compiler's leftovers), so that a cell can
-    say what the load added per request. {} when /stats has no jvm object."""
-    before = {"t": time.monotonic(), "stats": procs.get_json(stats_url)}
-    time.sleep(seconds)
-    after = {"t": time.monotonic(), "stats": procs.get_json(stats_url)}
-    if not all(r["stats"] and "jvm" in r["stats"] for r in (before, after)):
-        return {}
-    w = warmup.window(before, after)
-    return {"seconds": round(w.seconds, 2), "cpu_ms": w.cpu_ms, "compiler_cpu_ms": w.compiler_cpu_ms}
 
 
 def wrk_fields(wrk, duration_s):
@@ -394,23 +246,29 @@ def wrk_fields(wrk, duration_s):
 class Wrk(LoadGen):
     name = "wrk"
     has_ceiling = True
+    profiled = True           # PROFILE=1: its closed-loop window is the one the app profiles
     output = "wrk.txt"
 
     def measure(self, lab, cell, d, url, app):
-        s = lab.s
-        profiling = s.profile and profile_start(app.admin)
         # BACKEND=postgres: the cluster's CPU and memory over the same window (pg.Window).
         window = lab.db.window() if cell.db_driver and lab.db else None
-        reason, measured = measure(s, d, url, cell.wrk_threads, cell.connections, lab.remote, app.proc,
+        reason, measured = measure(lab.s, d, url, cell.wrk_threads, cell.connections, lab.remote, app.proc,
                                    app.admin + "/stats", cell.wrk_timeout or None)
         if window:
             measured.update(window.end())
-        if profiling:
-            measured["profile"] = profile_stop(app.admin, d / "profile")
-        elif s.profile:
-            measured["profile"] = {"error": "POST /profile/start failed (see the app's log)"}
         app.last_conns = cell.connections
         return reason, measured
+
+    def calibrate(self, lab, d, url, wt, conns):
+        """The same wrk command straight at remote-sleep, after an unrecorded run of fast calls
+        (WARMUP=auto: the rule's floor, remote-sleep has no JIT of its own to judge)."""
+        s = lab.s
+        seconds = warmup.FLOOR_S if s.warmup == "auto" else s.warmup_s
+        if seconds:
+            place.run("loadgen", ["wrk", "-t", str(wt), "-c", str(conns), "-d", f"{seconds}s", url + "?ms=0"],
+                      d / "warmup.txt")
+        procs.wait_drained(lab.url(s.remote_port, "/stats"), s.sleep_ms // 1000 + 5)
+        return measure(s, d, url, wt, conns, lab.remote)
 
     def figures(self, record, d):
         return wrk_fields(read_json(d / "wrk.json"), record.duration_s)

@@ -44,7 +44,7 @@ KEY = ("scenario", "loadgen", "app", "container", "threads", "wrk_threads", "con
        "db_driver",    # BACKEND=postgres: the app's database driver (None for the HTTP backend)
        "again")        # the same settings measured again in one round (figures.mark_again)
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))      # bench/, also when run as a file
-from labbench import catalog, scenarios  # noqa: E402
+from labbench import catalog, plugins, scenarios  # noqa: E402,F401  (plugins: its command line needs them registered)
 from labbench.report.figures import read_results  # noqa: E402  (a cell's scenario part and older flat files alike)
 from labbench.report.fmt import pool_move  # noqa: E402
 

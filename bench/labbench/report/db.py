@@ -2,6 +2,7 @@
 its DB pool from /stats, PostgreSQL's CPU and memory), the environment rows, the progress-line part
 and results.md's section. HTTP runs have none of these keys, so their reports do not change."""
 from .. import db
+from .limited import saturated
 from .fmt import f_cores, f_int, f_lat, f_mb, f_pct, f_rps, read_json, status_text, threads_label, throughput
 
 INT_META = ("db_pool", "db_acquire_timeout_ms", "db_executor_threads")
@@ -131,13 +132,12 @@ process of the cluster (utime + stime from /proc, the postmaster's exited childr
 app's peak resident memory; *PG Pss MB*: the cluster's peak proportional set size, shared memory divided among
 the processes that map it (summing N backends' RSS would count shared_buffers N times). *limited by*: what ran
 out, from measurements: "the DB pool" when every connection was busy and requests waited for one, else the pool
-by Little's law, box CPU, app CPU or wrk (the sweep's wording, scenarios/sweep.py). PG columns are "—" for a
+by Little's law, box CPU, app CPU or wrk (the sweep's wording, report/limited.py). PG columns are "—" for a
 DB_URL server: its processes are not the bench's to read.
 """
 
 
 def row(c, cores):
-    from ..scenarios.sweep import saturated
     name = [c["app"], c["container"], threads_label(c["threads"]), c.get("db_driver"), str(c.get("connections"))]
     if c["status"] != "ok":
         return name + [status_text(c)] + [""] * (len(COLUMNS) - 6)

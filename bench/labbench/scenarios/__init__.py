@@ -4,10 +4,14 @@ A scenario is one module here that defines a Scenario subclass and owns everythi
 settings (defaults, usage lines, validation), its plan (which cells, which apps, what the load
 calls), its side load, its verification, its bound and ceiling, its fields and its report section.
 The runner, the report and compare ask the scenario of a cell (get(cell.scenario)) and never name
-one. Adding a scenario is one new module plus one line in ALL below; README "How to add a scenario".
+one. A scenario imports this core and never the other way round: labbench/plugins.py imports
+each one and registers it, and the core finds it here, by name. Adding a scenario is one new module
+plus one line in plugins.py; README "How to add a scenario".
 """
 from dataclasses import dataclass
 from typing import Dict, Optional
+
+from .. import loadgens
 
 
 class Scenario:
@@ -69,7 +73,6 @@ class Scenario:
         """The cell's load (None or why it failed, measured): by default its load generator's alone;
         a scenario that must act around the load itself (degrade: a fault schedule at remote-sleep and
         a sampler of the app) takes it over."""
-        from .. import loadgens
         return loadgens.get(cell.loadgen).measure(lab, cell, d, url, app)
 
     def side_load(self, s, base_url, cell_dir):
@@ -132,10 +135,11 @@ class Context:
     charts: list
 
 
-from . import call, degrade, fanout, preset2021, slow_clients, sweep  # noqa: E402  (the modules subclass Scenario above)
-
+# The registry, filled by labbench/plugins.py (register), in its order: --help and the reports
+# list the scenarios that way.
 ALL = []
 BY_NAME, SELECTABLE, PLANNERS = {}, [], []
+DEFAULT = "call"            # the scenario of a cell that names none (runs before SCENARIO existed)
 
 
 def rebuild():
@@ -148,18 +152,9 @@ def rebuild():
 
 def register(scenario):
     """Add a scenario (its settings are then read by settings.parse, its sections by the report)."""
-    ALL.append(scenario)
-    rebuild()
-
-
-register(call.SCENARIO)
-register(slow_clients.UPLOAD)
-register(slow_clients.DOWNLOAD)
-register(fanout.SCENARIO)
-register(sweep.SCENARIO)
-register(preset2021.SCENARIO)
-register(degrade.SCENARIO)
-DEFAULT = ALL[0].name
+    if scenario.name not in BY_NAME:
+        ALL.append(scenario)
+        rebuild()
 
 
 def get(name):

@@ -105,7 +105,7 @@ def parse_limits(text):
 
 def parse_degrade_variants(text):
     """DEGRADE_VARIANTS: the sweep's app[@container]:threads[:client], without `conns` (no level here)."""
-    from .sweep import parse_variants
+    from ..variants import parse_variants
     try:
         variants = parse_variants(text, "jetty")
     except UsageError as e:
@@ -714,7 +714,7 @@ def chart_names(run):
 def draw_charts(run_dir):
     """bench/degrade_charts.py with the venv's matplotlib (the bench stays standard-library only);
     a WARNING, not a failure, when it cannot run."""
-    from .sweep import CHART_PYTHON, ROOT
+    from ..paths import CHART_PYTHON, ROOT
     if not CHART_PYTHON.exists():
         print("WARNING: no degrade charts: matplotlib is not installed; run: bench/tools/install.sh matplotlib",
               file=sys.stderr)

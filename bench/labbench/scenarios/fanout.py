@@ -1,7 +1,10 @@
 """SCENARIO=fanout: one request, N remote calls (GET /fanout?n=N&ms=M). Each fan-out app is first
 timed one request at a time for each N of FANOUT (what the write-ups timed), then put under wrk's
 load with N = 10, where CPU per request and peak threads show what each model costs."""
+import re
+
 from .. import catalog
+from ..checks import UsageError, counts, known
 from ..loadgens import probe as one_at_a_time
 from ..report.fmt import error_total, f_cores, f_int, f_lat, f_rps, num, ranged, status_text, threads_label, threads_order
 from ..report.tables import each_cell, group_tables
@@ -27,8 +30,6 @@ class Fanout(Scenario):
                 f"        then under wrk's load with N = {FANOUT_LOAD_N}; apps: {' '.join(catalog.apps_for(self.name))}\n")
 
     def parse(self, v):
-        import re
-        from ..settings import UsageError, counts, known
         fanout = counts("FANOUT", v["FANOUT"])
         if max(fanout) > 1000:
             raise UsageError(f"FANOUT: {max(fanout)} calls per request is more than the apps take (1..1000)")

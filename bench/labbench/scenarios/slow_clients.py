@@ -11,10 +11,11 @@ import re
 import time
 
 from .. import place, procs
+from ..checks import count
 from ..report.fmt import (error_total, f_bytes_per_s, f_int, f_lat, f_pct, f_rps, num, ranged, read_json,
                           throughput)
 from ..report.tables import group_tables
-from . import Scenario
+from . import DEFAULT, Scenario
 
 # slowclients.py prints this once all its clients are connected, or after 2 s at most.
 CONNECTED = re.compile(r"^slowclients: (\d+) connected")
@@ -172,7 +173,6 @@ class SlowUpload(SlowClientsScenario):
                 f"        (default SLOW_BYTES: slow-upload {UPLOAD.default_bytes}, slow-download {DOWNLOAD.default_bytes})\n")
 
     def parse(self, v):
-        from ..settings import count
         slow_bytes = None
         if v["SLOW_BYTES"]:
             slow_bytes = count("SLOW_BYTES", v["SLOW_BYTES"], " (or empty: the scenario's default)")
@@ -188,8 +188,7 @@ class SlowUpload(SlowClientsScenario):
                 meta[key] = num(meta[key], int)
 
     def environment_rows(self, meta):
-        from .. import scenarios
-        if (meta.get("scenarios") or [scenarios.DEFAULT]) == [scenarios.DEFAULT]:
+        if (meta.get("scenarios") or [DEFAULT]) == [DEFAULT]:
             return []
         return [("scenarios", " ".join(meta["scenarios"])),
                 ("slow clients (slow-* scenarios)",

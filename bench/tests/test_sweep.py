@@ -9,9 +9,10 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from labbench import limits, report
-from labbench.scenarios import sweep as sweep_scenario
-from labbench.cells import plan
+from labbench import limits, paths, report
+from labbench.report import limited
+from labbench.scenarios.sweep import report as sweep_scenario
+from labbench.plan import plan
 from labbench.procs import status_fields
 from labbench.settings import UsageError, parse
 
@@ -132,12 +133,12 @@ class KneeTest(unittest.TestCase):
 
     def test_what_saturated(self):
         pool = cell(500, 44.0, threads=200, thread_per_request=True, bound_rps=200.0, ceiling_rps=450.0)
-        self.assertEqual(sweep_scenario.saturated(pool),
+        self.assertEqual(limited.saturated(pool),
                          ["the pool (200 threads: at most 200 requests in flight, 200 req/s by Little's law)"])
         busy = cell(5000, 88.0, cpu_box_pct=98.5, cpu_app_cores=0.95)
-        self.assertEqual(sweep_scenario.saturated(busy), ["box CPU 98 %", "app CPU 0.95 cores for its 1 thread"])
-        self.assertEqual(sweep_scenario.saturated(cell(5000, 88.0)), [])
-        self.assertEqual(sweep_scenario.saturated(cell(5000, 88.0, cpu_wrk_cores=1.9)), ["wrk CPU 1.90 cores for -t2"])
+        self.assertEqual(limited.saturated(busy), ["box CPU 98 %", "app CPU 0.95 cores for its 1 thread"])
+        self.assertEqual(limited.saturated(cell(5000, 88.0)), [])
+        self.assertEqual(limited.saturated(cell(5000, 88.0, cpu_wrk_cores=1.9)), ["wrk CPU 1.90 cores for -t2"])
 
     def test_memory_per_1000_in_flight_is_the_slope_between_two_levels(self):
         m = sweep_scenario.memory_per_1000([cell(100, peak_rss_mb=150.0, max_in_flight=100),
@@ -219,7 +220,7 @@ class SweepReportTest(unittest.TestCase):
         self.assertNotIn("![", md)                          # no charts drawn: none embedded
         self.assertIn("peak_rss_mb", (self.run / "results.csv").read_text().splitlines()[0])
 
-    @unittest.skipUnless(sweep_scenario.CHART_PYTHON.exists(), "matplotlib not installed (bench/tools/install.sh matplotlib)")
+    @unittest.skipUnless(paths.CHART_PYTHON.exists(), "matplotlib not installed (bench/tools/install.sh matplotlib)")
     def test_charts_are_drawn_and_embedded(self):
         report.update(self.run, charts=True)
         for name, _title in sweep_scenario.CHARTS:

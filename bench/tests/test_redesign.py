@@ -10,7 +10,7 @@ from contextlib import redirect_stdout
 from pathlib import Path
 
 from labbench import report, scenarios
-from labbench.cells import plan
+from labbench.plan import plan
 from labbench.record import CellRecord
 from labbench.report import compare
 from labbench.settings import parse

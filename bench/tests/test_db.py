@@ -14,8 +14,8 @@ import unittest
 from pathlib import Path
 
 from labbench import catalog, db, pg, report
-from labbench.cells import plan
-from labbench.scenarios.sweep import saturated
+from labbench.plan import plan
+from labbench.report.limited import saturated
 from labbench.settings import UsageError, parse
 
 HERE = Path(__file__).resolve().parent
@@ -39,8 +39,8 @@ class SettingsTest(unittest.TestCase):
                "DB_DRIVER": "odbc", "DB_EXECUTOR_THREADS": "x", "DB_ACQUIRE_TIMEOUT_MS": "30000"}
         for name, value in bad.items():
             with self.subTest(name=name):
-                env = {**os.environ, "BACKEND": "postgres", "PYTHONPATH": str(HERE), name: value}
-                r = subprocess.run([sys.executable, "-m", "labbench"], env=env, cwd=HERE.parent,
+                env = {**os.environ, "BACKEND": "postgres", "PYTHONPATH": str(HERE.parent), name: value}
+                r = subprocess.run([sys.executable, "-m", "labbench"], env=env, cwd=HERE.parents[1],
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=30)
                 self.assertEqual(r.returncode, 2, r.stderr)
                 self.assertTrue(r.stderr.startswith(f"ERROR: "), r.stderr)

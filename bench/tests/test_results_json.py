@@ -12,10 +12,10 @@ from pathlib import Path
 
 from labbench import loadgens, report, scenarios
 from labbench.report import compare
-from test_degrade import write_run
+from tests.test_degrade import write_run
 
 HERE = Path(__file__).resolve().parent
-OLD_DEGRADE = HERE.parent / "docs" / "degrade-sample.json"      # written before the parts: every cell flat
+OLD_DEGRADE = HERE.parents[1] / "docs" / "degrade-sample.json"      # written before the parts: every cell flat
 # Every scenario's and load generator's own keys: none may sit at the top of a cell.
 OWN_KEYS = {k for s in scenarios.ALL for k in s.fields} | {k for g in loadgens.ALL for k in g.fields}
 

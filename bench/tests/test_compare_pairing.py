@@ -18,7 +18,7 @@ import unittest
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # bench/
 from labbench.report import compare  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -297,7 +297,7 @@ class NothingToCompareTest(unittest.TestCase):
             for name, run in (("a.json", a), ("b.json", b)):
                 (Path(tmp) / name).write_text(json.dumps(run))
             done = subprocess.run([sys.executable, "-m", "labbench.report.compare", f"{tmp}/a.json", f"{tmp}/b.json"],
-                                  capture_output=True, text=True, cwd=HERE)
+                                  capture_output=True, text=True, cwd=HERE.parent)
         self.assertEqual(done.returncode, 2)
         self.assertIn('ERROR: A and B share no cell', done.stderr)
         self.assertIn('APPS="sync-servlet async-servlet webflux"', done.stderr)

@@ -13,7 +13,7 @@ from contextlib import redirect_stdout
 from pathlib import Path
 
 from labbench import report
-from labbench.cells import plan
+from labbench.plan import plan
 from labbench.loadgens import probe, wrk
 from labbench.report import compare, figures, fmt
 from labbench.settings import UsageError, parse
@@ -107,16 +107,16 @@ class PlanTest(unittest.TestCase):
 
 
 class ReuseTest(unittest.TestCase):
-    """cells.App.can_reuse and _prepare with a grown pool: upward only, drained at the old pool, then
+    """app.App.can_reuse and prepare with a grown pool: upward only, drained at the old pool, then
     POST /pool, a warm-up and a rest reading again; the app's own answers stand in for a real one."""
 
     def setUp(self):
-        from labbench import cells as cells_mod
-        self.cells = cells_mod
+        from labbench import app as app_mod, cells as cells_mod
+        self.cells, self.app_mod = cells_mod, app_mod
         s = settings(APPS="sync-servlet", CONTAINERS="jetty", THREADS="1 200", WRK_THREADS=10, WARMUP="auto")
         self.plan, _ = plan(s)
         self.lab = cells_mod.Lab(s, None, Path(tempfile.mkdtemp()))
-        self.app = cells_mod.App(self.lab)
+        self.app = app_mod.App(self.lab)
         self.app.proc, self.app.key, self.app.threads, self.app.last_conns = object(), self.plan[0].app_key, "1", 100
         self.calls = []
 
@@ -128,7 +128,7 @@ class ReuseTest(unittest.TestCase):
 
     def test_upward_only_after_the_queue_is_drained(self):
         one, two_hundred = self.plan[0], self.plan[1]
-        self.patch(self.cells.procs, "alive", lambda proc: True)
+        self.patch(self.app_mod.procs, "alive", lambda proc: True)
         self.app.drain = lambda cell, conns: self.calls.append(f"drain at {self.app.threads}, {conns} connections")
         self.assertTrue(self.app.can_reuse(two_hundred))
         self.assertEqual(["drain at 1, 100 connections"], self.calls)     # 100 connections left 99 queued behind 1 thread
@@ -139,7 +139,7 @@ class ReuseTest(unittest.TestCase):
         s = settings(APPS="sync-servlet", CONTAINERS="jetty", THREADS="1 200 v1", WRK_THREADS=10, WARMUP="auto")
         one, v1, two_hundred = plan(s)[0]
         self.assertEqual(["1", "v1", "200"], [one.threads, v1.threads, two_hundred.threads])
-        self.patch(self.cells.procs, "alive", lambda proc: True)
+        self.patch(self.app_mod.procs, "alive", lambda proc: True)
         self.app.drain = lambda cell, conns: self.calls.append(f"drain at {self.app.threads}")
         self.app.key = one.app_key
         self.assertTrue(self.app.can_reuse(v1))
@@ -158,14 +158,14 @@ class ReuseTest(unittest.TestCase):
         def http(url, method="GET", timeout=5.0):
             self.calls.append(f"{method} {url.split(':', 2)[2].split('/', 1)[1]}")
             return answers.get("/" + url.split("/", 3)[3], (200, b"{}"))
-        self.patch(self.cells.procs, "http", http)
-        self.patch(self.cells.procs, "wait_drained", lambda url, s: True)
-        self.patch(self.cells.wrk, "warm_up", lambda *a, **k: self.calls.append(f"warm up at {a[5]} threads") or {"outcome": "settled"})
-        self.patch(self.cells.wrk, "at_rest", lambda url: self.calls.append("rest") or {"cpu_ms": 1})
+        self.patch(self.app_mod.procs, "http", http)
+        self.patch(self.app_mod.procs, "wait_drained", lambda url, s: True)
+        self.patch(self.app_mod.warmup, "warm_up", lambda *a, **k: self.calls.append(f"warm up at {a[5]} threads") or {"outcome": "settled"})
+        self.patch(self.app_mod.warmup, "at_rest", lambda url: self.calls.append("rest") or {"cpu_ms": 1})
         rec = self.cells._new_record(self.lab.s, two_hundred)
         d = self.lab.run_dir / "c"
         d.mkdir()
-        self.assertIsNone(self.cells._prepare(self.lab, self.app, two_hundred, d, rec, lambda: 0))
+        self.assertIsNone(self.app.prepare(two_hundred, d, rec, lambda: 0))
         self.assertEqual(["POST pool?threads=200", "warm up at 200 threads",
                           "POST fault?schedule=16000ms:delay=0", "DELETE fault",     # drained, remote-sleep answering at once
                           "rest", "POST stats/reset"], self.calls)
@@ -175,7 +175,7 @@ class ReuseTest(unittest.TestCase):
         self.app.threads = "1"
         rec = self.cells._new_record(self.lab.s, two_hundred)
         self.assertEqual("POST /pool?threads=200 answered HTTP 409: {\"error\":\"1 requests in flight, 0 queued: resize an idle app\"}",
-                         self.cells._prepare(self.lab, self.app, two_hundred, d, rec, lambda: 0))
+                         self.app.prepare(two_hundred, d, rec, lambda: 0))
 
 
 def write(path, text):
@@ -264,16 +264,16 @@ class ReportTest(unittest.TestCase):
 
 
 class DrainTest(unittest.TestCase):
-    """cells.App.drain (issue 37): whatever one request costs the app's thread, what it still holds
+    """app.App.drain (issue 37): whatever one request costs the app's thread, what it still holds
     drains with remote-sleep answering at once; a database's queue is not waited for."""
 
     def setUp(self):
         from unittest import mock
-        from labbench import cells as cells_mod
-        self.cells, self.calls, self.in_flight = cells_mod, [], 100
+        from labbench import app as app_mod, cells as cells_mod
+        self.cells, self.app_mod, self.calls, self.in_flight = cells_mod, app_mod, [], 100
         for name, fn in [("http", self.http), ("get_json", lambda url: {"inFlight": self.in_flight, "queued": 7}),
                          ("wait_drained", self.wait_drained)]:
-            p = mock.patch.object(cells_mod.procs, name, fn)
+            p = mock.patch.object(app_mod.procs, name, fn)
             p.start()
             self.addCleanup(p.stop)
 
@@ -290,7 +290,7 @@ class DrainTest(unittest.TestCase):
     def app_for(self, **env):
         s = settings(**env)
         cells, _ = plan(s)
-        return self.cells.App(self.cells.Lab(s, None, Path(tempfile.mkdtemp()))), cells
+        return self.app_mod.App(self.cells.Lab(s, None, Path(tempfile.mkdtemp()))), cells
 
     def test_a_blocking_fanout_app_on_one_thread_drains_with_remote_sleep_answering_at_once(self):
         # 10 calls of 300 ms one after another, 100 queued: ~300 s at the calls' own delay
@@ -304,7 +304,7 @@ class DrainTest(unittest.TestCase):
                                   THREADS="1", WRK_THREADS="10", FANOUT_MS=30000)
         self.http = lambda url, method="GET", timeout=5.0: self.calls.append(method) or (200, b"{}")   # nothing drains
         from unittest import mock
-        with mock.patch.object(self.cells.procs, "http", self.http):
+        with mock.patch.object(self.app_mod.procs, "http", self.http):
             self.assertEqual("100 in flight and 7 queued after 35 s, remote-sleep answering at once",
                              app.drain(cells[1], 100))      # a call already at remote-sleep keeps its 30 s
 
@@ -313,7 +313,7 @@ class DrainTest(unittest.TestCase):
                                   BACKEND="postgres", DB_URL="postgresql://lab@127.0.0.1:5432/lab")
         app.proc, app.key, app.threads, app.last_conns = object(), cells[1].app_key, "1", 100
         from unittest import mock
-        with mock.patch.object(self.cells.procs, "alive", lambda proc: True):
+        with mock.patch.object(self.app_mod.procs, "alive", lambda proc: True):
             self.assertFalse(app.can_reuse(cells[1]))
         self.assertEqual([], self.calls)
 
@@ -326,13 +326,13 @@ class DrainTest(unittest.TestCase):
                                       WRK_THREADS="10", WARMUP="auto")
             got = []
             from unittest import mock
-            with mock.patch.object(self.cells.wrk, "warm_up", lambda *a, **k: got.append(a[5]) or {}), \
-                    mock.patch.object(self.cells.wrk, "at_rest", lambda url: {}), \
+            with mock.patch.object(self.app_mod.warmup, "warm_up", lambda *a, **k: got.append(a[5]) or {}), \
+                    mock.patch.object(self.app_mod.warmup, "at_rest", lambda url: {}), \
                     mock.patch.object(app, "start", lambda cell: None), mock.patch.object(app, "verify", lambda out, cell: None):
                 d = app.lab.run_dir / app_name
                 d.mkdir()
                 rec = self.cells._new_record(app.lab.s, cells[0])
-                self.assertIsNone(self.cells._prepare(app.lab, app, cells[0], d, rec, lambda: 0))
+                self.assertIsNone(app.prepare(cells[0], d, rec, lambda: 0))
             self.assertEqual([pool], got, app_name)
 
 

@@ -14,7 +14,7 @@ import threading
 import time
 import unittest
 
-TOOL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "slowclients.py")
+TOOL = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "slowclients.py")
 
 
 class SilentServer:

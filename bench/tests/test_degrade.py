@@ -15,11 +15,11 @@ from contextlib import redirect_stderr
 from pathlib import Path
 from unittest import mock
 
-from labbench import main as bench_main, report
-from labbench.cells import plan
+from labbench import main as bench_main, paths, report
+from labbench.plan import plan
 from labbench.loadgens.vegeta import epoch_s
 from labbench.record import CellRecord
-from labbench.scenarios import degrade, sweep as sweep_scenario
+from labbench.scenarios import degrade
 from labbench.settings import UsageError, parse
 
 
@@ -320,12 +320,12 @@ class ReportTest(unittest.TestCase):
                               "   sync-servlet tomcat, 200 threads, limit 100: FAILED: remote-sleep has no /fault: "
                               "rebuild (—)"])
 
-    @unittest.skipUnless(sweep_scenario.CHART_PYTHON.exists(), "no .tools/venv with matplotlib")
+    @unittest.skipUnless(paths.CHART_PYTHON.exists(), "no .tools/venv with matplotlib")
     def test_charts(self):
         with tempfile.TemporaryDirectory() as tmp:
             run = write_run(Path(tmp) / "run")
             report.update(run)
-            r = subprocess.run([str(sweep_scenario.CHART_PYTHON), str(sweep_scenario.ROOT / "bench" / "degrade_charts.py"),
+            r = subprocess.run([str(paths.CHART_PYTHON), str(paths.ROOT / "bench" / "degrade_charts.py"),
                                 str(run)], capture_output=True, text=True)
             self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
             for name in ("degrade-goodput", "degrade-01", "degrade-02"):

@@ -22,7 +22,7 @@ from contextlib import redirect_stdout
 from pathlib import Path
 
 from labbench import report, settings
-from labbench.cells import plan
+from labbench.plan import plan
 from labbench.report import compare
 
 HERE = Path(__file__).resolve().parent

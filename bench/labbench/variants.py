@@ -1,0 +1,70 @@
+"""Variants: app[@container]:threads[:client], the rows of a planner's own matrix (the sweep's
+SWEEP_VARIANTS, degrade's DEGRADE_VARIANTS), each checked like APPS, CONTAINERS, THREADS and CLIENT."""
+import re
+from dataclasses import dataclass
+
+from . import catalog
+from .checks import COUNT, UsageError, is_virtual, known, split_list
+
+# A variant is app[@container]:threads, threads = N, vN, or "conns": a pool as large as
+# the level's connections (thread-per-request at any scale: what a platform thread per request costs).
+VARIANT = re.compile(r"([a-z-]+)(?:@([a-z]+))?:(conns|v?[0-9]+)(?::([a-z-]+))?")
+@dataclass(frozen=True)
+class Variant:
+    """One row of a planner's matrix: an app on a container with a pool (the sweep runs it at every level)."""
+    app: str
+    container: str
+    threads: str              # "200", "v1", or "conns" (= the level's connections)
+    client: str = catalog.DEFAULT_CLIENT    # the app's outbound HTTP client
+    db_driver: str = ""       # BACKEND=postgres: its database driver (a variant per driver the app has)
+
+    @property
+    def id(self):
+        client = "" if self.client == catalog.DEFAULT_CLIENT else f":{self.client}"
+        driver = f"/{self.db_driver}" if self.db_driver else ""
+        return f"{self.app}@{self.container}:{self.threads}{client}{driver}"
+
+    def threads_at(self, level):
+        return str(level) if self.threads == "conns" else self.threads
+
+    @property
+    def label(self):
+        """eg, "sync-servlet jetty, 200 threads", "webflux netty, 1 event loop"."""
+        if self.threads == "conns":
+            pool = "threads = connections"
+        elif is_virtual(self.threads):
+            pool = f"{self.threads} (virtual threads on {self.threads[1:]} carrier{'s' if self.threads != 'v1' else ''})"
+        elif self.container == "netty":
+            pool = f"{self.threads} event loop{'s' if self.threads != '1' else ''}"
+        else:
+            pool = f"{self.threads} thread{'s' if self.threads != '1' else ''}"
+        client = "" if self.client == catalog.DEFAULT_CLIENT else f", {self.client} client"
+        driver = f", {self.db_driver}" if self.db_driver else ""
+        return f"{self.app} {self.container}, {pool}{client}{driver}"
+
+
+
+def parse_variants(text, default_container):
+    """SWEEP_VARIANTS: app[@container]:threads, each checked like APPS, CONTAINERS and THREADS."""
+    variants = []
+    for spec in split_list(text):
+        m = VARIANT.fullmatch(spec)
+        if not m:
+            raise UsageError(f"SWEEP_VARIANTS: '{spec}' is not app[@container]:threads[:client] (threads N, vN or conns)")
+        app, container, threads = m.group(1), m.group(2) or default_container, m.group(3)
+        client = m.group(4) or catalog.DEFAULT_CLIENT
+        if client not in catalog.APPS.get(app, catalog.APPS["sync-servlet"]).clients:
+            raise UsageError(f"SWEEP_VARIANTS: '{spec}': unknown client '{client}' (known: {' '.join(catalog.CLIENTS)})")
+        known("SWEEP_VARIANTS", app, catalog.apps_for("call"), "app")
+        known("SWEEP_VARIANTS", container, catalog.CONTAINERS, "container")
+        if threads != "conns" and not COUNT.fullmatch(threads[1:] if is_virtual(threads) else threads):
+            raise UsageError(f"SWEEP_VARIANTS: '{spec}': threads must be a positive integer, vN or conns")
+        if not catalog.runs_on(app, container) or (container in catalog.EVENT_LOOP and is_virtual(threads)):
+            raise UsageError(f"SWEEP_VARIANTS: '{spec}': netty runs only the webflux app, on N event loops (not vN)")
+        variant = Variant(app, container, threads, client)
+        if variant in variants:
+            raise UsageError(f"SWEEP_VARIANTS: '{spec}' is there twice")
+        variants.append(variant)
+    if not variants:
+        raise UsageError("SWEEP_VARIANTS is empty")
+    return variants
