@@ -67,13 +67,19 @@ def anchors(path):
 
 
 def links(path):
-    """(line number, target) of every link in a Markdown file, code left out."""
-    for n, line in prose_lines(path.read_text(encoding="utf-8")):
-        line = CODE_SPAN.sub(lambda m: "x" * len(m.group(0)), line)
-        for pattern in (INLINE_LINK, REFERENCE_DEF, HTML_LINK):
-            for target in (pattern.findall(line) if pattern is not REFERENCE_DEF
-                           else [m.group(1) for m in [pattern.match(line)] if m]):
-                yield n, target
+    """(line number, target) of every link in a Markdown file, code left out; a link's text may run
+    over a line break."""
+    numbered = dict(prose_lines(path.read_text(encoding="utf-8")))
+    lines = [CODE_SPAN.sub(lambda m: "x" * len(m.group(0)), numbered.get(n, ""))
+             for n in range(1, max(numbered, default=0) + 1)]
+    prose = "\n".join(lines)
+    for pattern in (INLINE_LINK, HTML_LINK):
+        for m in pattern.finditer(prose):
+            yield prose.count("\n", 0, m.start(1)) + 1, m.group(1)
+    for n, line in enumerate(lines, 1):
+        m = REFERENCE_DEF.match(line)
+        if m:
+            yield n, m.group(1)
 
 
 def broken(path, target):
