@@ -10,7 +10,7 @@
 # Kills only the processes it started; every wait is bounded.
 #
 # USAGE: bench/fanout-sample.sh [--quick]
-#   eg,  bench/fanout-sample.sh > docs/fanout-sample.md
+#   eg,  bench/fanout-sample.sh > docs/samples/fanout-sample.md
 #        CONTAINER=jetty bench/fanout-sample.sh --quick      (only the 10 x 1 s rows, ~1 min)
 #        ONLY=common-pool bench/fanout-sample.sh              (only the rows whose app id matches)
 # Needs: the jars (make build), curl. JAVA_HOME picks the JDK (default: bench/java-home.sh).

@@ -4,7 +4,7 @@ none) with each side's Little's-law bound, % of the ceiling where SLEEP_MS or CO
 and the exit 2 of two runs with nothing to compare.
 
 The runs are bench/fixtures/compare/*.json (cut from the committed default run
-docs/sample-results-warmup1s.json; bench/fixtures/compare/README.md says how, and which cells are made up),
+docs/samples/sample-results-warmup1s.json; bench/fixtures/compare/README.md says how, and which cells are made up),
 copies of them edited here, and the characterisation fixtures openloop and matrix.
 Python 3 standard library only."""
 import copy

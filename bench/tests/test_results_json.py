@@ -1,7 +1,7 @@
 """results.json's layout (issue 28): a cell has the shared keys and, under its scenario's name, that
 scenario's own figures, and under its load generator's name that one's; never another scenario's
 keys set to null. The report and `make compare` read the parts back flat, and read the flat
-results.json files written before the parts (docs/*.json) as before."""
+results.json files written before the parts (docs/samples/*.json) as before."""
 import io
 import json
 import shutil
@@ -15,7 +15,7 @@ from labbench.report import compare
 from tests.test_degrade import write_run
 
 HERE = Path(__file__).resolve().parent
-OLD_DEGRADE = HERE.parents[1] / "docs" / "degrade-sample.json"      # written before the parts: every cell flat
+OLD_DEGRADE = HERE.parents[1] / "docs" / "samples" / "degrade-sample.json"      # written before the parts: every cell flat
 # Every scenario's and load generator's own keys: none may sit at the top of a cell.
 OWN_KEYS = {k for s in scenarios.ALL for k in s.fields} | {k for g in loadgens.ALL for k in g.fields}
 

@@ -105,7 +105,7 @@ def section(cells):
            "per answered request, so a layer's share × CPU ms/req is what that layer costs per request; **without "
            "JIT** leaves the compiler threads' share out: what a request costs once the JVM has compiled its path. "
            "The profile itself adds CPU: +1 to +14 % CPU ms/req measured at ~950 req/s on 2 cores "
-           "(docs/sample-compare-profile.md).\n\n",
+           "(docs/samples/sample-compare-profile.md).\n\n",
            "| " + " | ".join(head) + " |\n", "|---|---|---:|---|---|" + "---:|" * (len(LAYERS) + 3) + "---|\n"]
     for c in profiled:
         load = f"-t{c['wrk_threads']} -c{c['connections']}" if c.get("connections") else c.get("loadgen", "")
