@@ -131,6 +131,19 @@ def measure_on_hosts(vegeta, cell_dir, url, rate, duration_s, timeout_s, sleep_m
         (cell_dir / "stats.json").write_text(json.dumps(stats))
     box1, t1 = place.box_ticks("app"), time.monotonic()
     busy, total = box1[0] - box0[0], box1[1] - box0[1]
+    hosts_out, binaries, failed = host_results(vegeta, plan, rcs, cell_dir, tmp, duration_s)
+    measured = {"vegeta_command": " ; ".join(place.shown("loadgen", [str(c) for c in cmd], i) for (i, _), cmd in zip(plan, cmds)),
+                "vegeta_exit": max(rcs), "cpu_box_pct": round(100 * busy / total if total else 0, 1),
+                "cpu_window_s": round(t1 - t0, 2), "load_hosts": hosts_out}
+    measured.update(jvm_figures(jvm0, (stats or {}).get("jvm")))
+    if failed:
+        return f"load host {'; '.join(failed)}", measured
+    return summarise(vegeta, cell_dir, binaries), measured
+
+
+def host_results(vegeta, plan, rcs, cell_dir, tmp, duration_s):
+    """Each load host's result file fetched into the cell (vegeta-HOST.bin), its share, requests and
+    CPU, and vegeta.txt as every host's output in turn: (load_hosts, the files, why some failed)."""
     hosts_out, binaries, failed = [], [], []
     for (i, r), rc in zip(plan, rcs):
         h = place.host("loadgen", i)
@@ -152,13 +165,7 @@ def measure_on_hosts(vegeta, cell_dir, url, rate, duration_s, timeout_s, sleep_m
     (cell_dir / "vegeta.txt").write_text("".join(
         f"== {h['host']}: vegeta at {h['rate']} req/s (exit {h['exit']})\n"
         + "\n".join(procs.read_lines(cell_dir / f"vegeta-{h['host']}.txt")) + "\n" for h in hosts_out))
-    measured = {"vegeta_command": " ; ".join(place.shown("loadgen", [str(c) for c in cmd], i) for (i, _), cmd in zip(plan, cmds)),
-                "vegeta_exit": max(rcs), "cpu_box_pct": round(100 * busy / total if total else 0, 1),
-                "cpu_window_s": round(t1 - t0, 2), "load_hosts": hosts_out}
-    measured.update(jvm_figures(jvm0, (stats or {}).get("jvm")))
-    if failed:
-        return f"load host {'; '.join(failed)}", measured
-    return summarise(vegeta, cell_dir, binaries), measured
+    return hosts_out, binaries, failed
 
 
 def epoch_s(stamp):

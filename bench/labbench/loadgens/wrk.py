@@ -96,42 +96,21 @@ def measure_on_hosts(s, cell_dir, url, wt, conns, remote, app, stats_url, timeou
         print(f"  $ {place.shown('loadgen', cmd, i)}")
     jvm0 = (procs.get_json(stats_url) or {}).get("jvm") if stats_url else None
     # the hosts of the roles this run placed (BACKEND=postgres: the db host, not the backend's)
-    used = {*(place.host(r) for r in place.placed_roles() if r != "loadgen"), *(place.host("loadgen", i) for i, _, _ in plan)}
-    t0, box0 = time.monotonic(), {h: place.box_ticks_of(h) for h in used}
-    rem0, app0 = place.ticks(remote), (place.ticks(app) if app else 0)
-    gone = sorted(h.name for h in used if h in place.lost())
+    window = HostsWindow({*(place.host(r) for r in place.placed_roles() if r != "loadgen"),
+                          *(place.host("loadgen", i) for i, _, _ in plan)}, remote, app)
+    gone = sorted(h.name for h in window.hosts if h in place.lost())
     if gone:                           # a host stopped answering ssh since the cell began
         return f"host {', '.join(gone)} lost (ssh: host lost or not reached) before wrk started", {}
     sampler = place.sampler(app).start() if app else None
-    started = [place.start("loadgen", cmd, cell_dir / f"wrk-{place.host('loadgen', i).name}.txt",
-                           {"WRK_JSON": f"{tmp}-{place.host('loadgen', i).name}.json", "WRK_CONNECTIONS": str(c),
-                            "WRK_TIMEOUT_S": str(timeout_s)}, i)
-               for (i, _, c), cmd in zip(plan, cmds)]
-    rcs = [procs.wait(p) for p in started]
-    for (i, _, _), rc in zip(plan, rcs):
-        if rc == 255:                  # ssh's own failure: the host did not answer its keep-alives
-            place.lost(place.host("loadgen", i))
+    rcs = run_on_hosts(plan, cmds, cell_dir, tmp, timeout_s)
     peaks = sampler.stop() if sampler else None
     stats_ok = save(stats_url, cell_dir / "stats.json") if stats_url else True
-    t1, box1 = time.monotonic(), {h: place.box_ticks_of(h) for h in used}
-    app1 = place.ticks(app) if app else 0
-
-    def pct(h, k):
-        total = box1[h][1] - box0[h][1]
-        return round(100 * (box1[h][k] - box0[h][k]) / total, 1) if total else 0
-    hosts_out, docs, failed = host_results(plan, rcs, cell_dir, tmp)
     measured = {"wrk_command": " ; ".join(place.shown("loadgen", cmd, i) for (i, _, _), cmd in zip(plan, cmds)),
-                "wrk_exit": max(rcs),
-                "cpu_window_s": round(t1 - t0, 2),
-                # "box CPU" is the app's host's: what the app could not use
-                "cpu_box_pct": pct(place.host("app"), 0), "cpu_steal_pct": pct(place.host("app"), 2),
-                "cpu_remote_s": round((place.ticks(remote) - rem0) / procs.CLK_TCK, 2),
-                "cpu_wrk_s": round(sum(h["cpu_s"] or 0 for h in hosts_out), 2),
-                "load_hosts": hosts_out,
-                "host_cpu": {h.name: {"busy_pct": pct(h, 0), "steal_pct": pct(h, 2)} for h in used}}
+                "wrk_exit": max(rcs), **window.end()}
+    hosts_out, docs, failed = host_results(plan, rcs, cell_dir, tmp)
+    measured.update(cpu_wrk_s=round(sum(h["cpu_s"] or 0 for h in hosts_out), 2), load_hosts=hosts_out)
     if app:
-        measured.update(cpu_app_s=round((app1 - app0) / procs.CLK_TCK, 2), peak_rss_kb=peaks[0],
-                        peak_os_threads=peaks[1], resource_samples=sampler.samples)
+        measured.update(peak_rss_kb=peaks[0], peak_os_threads=peaks[1], resource_samples=sampler.samples)
     jvm1 = (read_json(cell_dir / "stats.json") or {}).get("jvm") if stats_url else None
     measured.update(jvm_figures(jvm0, jvm1))
     if failed:
@@ -140,9 +119,45 @@ def measure_on_hosts(s, cell_dir, url, wt, conns, remote, app, stats_url, timeou
         (cell_dir / "wrk.json").write_text(json.dumps(merged(docs, hosts_out)))
     except ValueError as e:
         return f"wrk results not merged: {e}", measured
-    if not stats_ok:
-        return "GET /stats failed after wrk", measured
-    return None, measured
+    return (None if stats_ok else "GET /stats failed after wrk"), measured
+
+
+def run_on_hosts(plan, cmds, cell_dir, tmp, timeout_s):
+    """Every load host's wrk at once, each writing its JSON to tmp-HOST.json there: their exits.
+    A host whose ssh failed (255: it did not answer its keep-alives) is lost for the rest of the run."""
+    started = [place.start("loadgen", cmd, cell_dir / f"wrk-{place.host('loadgen', i).name}.txt",
+                           {"WRK_JSON": f"{tmp}-{place.host('loadgen', i).name}.json", "WRK_CONNECTIONS": str(c),
+                            "WRK_TIMEOUT_S": str(timeout_s)}, i)
+               for (i, _, c), cmd in zip(plan, cmds)]
+    rcs = [procs.wait(p) for p in started]
+    for (i, _, _), rc in zip(plan, rcs):
+        if rc == 255:
+            place.lost(place.host("loadgen", i))
+    return rcs
+
+
+class HostsWindow:
+    """The CPU of every host a cell used, and of the app and remote-sleep on theirs, over a window:
+    "box CPU" is the app's host's (what the app could not use), each host's busy and steal apart."""
+
+    def __init__(self, hosts, remote, app):
+        self.hosts, self.remote, self.app = hosts, remote, app
+        self.t0, self.box0 = time.monotonic(), {h: place.box_ticks_of(h) for h in hosts}
+        self.rem0, self.app0 = place.ticks(remote), (place.ticks(app) if app else 0)
+
+    def end(self):
+        t1, box1 = time.monotonic(), {h: place.box_ticks_of(h) for h in self.hosts}
+
+        def pct(h, k):
+            total = box1[h][1] - self.box0[h][1]
+            return round(100 * (box1[h][k] - self.box0[h][k]) / total, 1) if total else 0
+        out = {"cpu_window_s": round(t1 - self.t0, 2),
+               "cpu_box_pct": pct(place.host("app"), 0), "cpu_steal_pct": pct(place.host("app"), 2),
+               "cpu_remote_s": round((place.ticks(self.remote) - self.rem0) / procs.CLK_TCK, 2),
+               "host_cpu": {h.name: {"busy_pct": pct(h, 0), "steal_pct": pct(h, 2)} for h in self.hosts}}
+        if self.app:
+            out["cpu_app_s"] = round((place.ticks(self.app) - self.app0) / procs.CLK_TCK, 2)
+        return out
 
 
 def host_results(plan, rcs, cell_dir, tmp):
