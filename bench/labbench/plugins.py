@@ -1,7 +1,7 @@
 """The lab's scenarios and load generators: importing this module registers every one of them with
 the core (scenarios.register, loadgens.register), in the order --help and the reports list them.
 The entry points import it (main, the report's and compare's command lines, the tests); the core
-never does: a plug-in imports the core, never the other way round (bench/test_house.py).
+never does: a plug-in imports the core, never the other way round (bench/tests/test_house.py).
 """
 from . import loadgens, scenarios
 from .loadgens import pgbench, probe, vegeta, wrk

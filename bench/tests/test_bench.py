@@ -2,7 +2,7 @@
 the settings parser, the matrix plan, and report.py / compare.py on a hand-made run directory with
 the new kinds of cells (virtual threads, SKIPPED, a slow-upload scenario).
 
-Run: PYTHONPATH=bench python3 -m unittest discover -s bench -p 'test_*.py'
+Run: PYTHONPATH=bench python3 -m unittest discover -s bench/tests -t bench
 """
 import io
 import json

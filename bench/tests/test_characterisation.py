@@ -1,15 +1,15 @@
 """Characterisation tests: the bench's behaviour pinned before it was restructured, to pass after.
 
-bench/fixtures/<run>/ are small real run directories (bench/fixtures/make-fixtures.sh made them:
+bench/tests/fixtures/<run>/ are small real run directories (bench/tests/fixtures/make-fixtures.sh made them:
 a REPEAT=2 matrix with a FAILED and SKIPPED cells, vegeta beside wrk with Netty and v1, slow
 clients, fan-out, a sweep), each with the results.md/.json/.csv the report wrote then. The report
 must write them again from the raw files: results.md byte for byte, results.json's data (parsed)
 and results.csv's rows (by column name; a new column order is no change); `make compare` on pairs of them, the
 plan of the default matrix, sweep, fan-out and vegeta runs, and --help likewise
-(bench/fixtures/expected/). A deliberate change of a report's text changes these files in the
+(bench/tests/fixtures/expected/). A deliberate change of a report's text changes these files in the
 same commit, and the diff shows exactly what changed.
 
-Regenerate the expected files after a deliberate change: CHARACTERISATION_WRITE=1 python3 -m unittest test_characterisation
+Regenerate the expected files after a deliberate change: CHARACTERISATION_WRITE=1 PYTHONPATH=bench python3 -m unittest discover -s bench/tests -t bench -p test_characterisation.py
 """
 import csv
 import io

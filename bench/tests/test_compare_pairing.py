@@ -3,8 +3,8 @@ commit, JDK, machine, steal), the pairing of cells across a changed knob (one to
 none) with each side's Little's-law bound, % of the ceiling where SLEEP_MS or CONNECTIONS moved it,
 and the exit 2 of two runs with nothing to compare.
 
-The runs are bench/fixtures/compare/*.json (cut from the committed default run
-docs/samples/sample-results-warmup1s.json; bench/fixtures/compare/README.md says how, and which cells are made up),
+The runs are bench/tests/fixtures/compare/*.json (cut from the committed default run
+docs/samples/sample-results-warmup1s.json; bench/tests/fixtures/compare/README.md says how, and which cells are made up),
 copies of them edited here, and the characterisation fixtures openloop and matrix.
 Python 3 standard library only."""
 import copy

@@ -3,7 +3,7 @@ and the usage, before anything starts), the plan (a row per app x driver, the fa
 with their reason), the Little's-law bound, the DB pool's limit from a fake /stats, /proc parsing
 of the cluster's processes, and the report of a small hand-made run.
 
-Run: PYTHONPATH=bench python3 -m unittest discover -s bench -p 'test_*.py'
+Run: PYTHONPATH=bench python3 -m unittest discover -s bench/tests -t bench
 """
 import json
 import os

@@ -2,7 +2,7 @@
 results per second (a hand-made JSON-lines fixture), the time to recover, Little's law, the
 remote's fault record, and results.md rendered from a synthetic run directory.
 
-Run: PYTHONPATH=bench python3 -m unittest discover -s bench -p 'test_*.py'
+Run: PYTHONPATH=bench python3 -m unittest discover -s bench/tests -t bench
 """
 import io
 import json

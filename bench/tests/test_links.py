@@ -1,6 +1,6 @@
 """Every relative link in README.md and docs/**/*.md leads somewhere (issue 38): its file or directory
 exists, and an `#anchor` into a Markdown file names one of that file's headings, slugged as GitHub
-slugs them. External http(s) links are not fetched. Run from bench/: python3 -m unittest test_links"""
+slugs them. External http(s) links are not fetched. Run: PYTHONPATH=bench python3 -m unittest discover -s bench/tests -t bench -p test_links.py"""
 import re
 import unittest
 from pathlib import Path

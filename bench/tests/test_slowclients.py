@@ -2,7 +2,7 @@
 by itself at its deadline; it leaves no connection open behind it; it counts what it moved.
 Against a local socket that never answers, on loopback only. Python 3 standard library only.
 
-  python3 -m unittest discover -s bench -p 'test_*.py'
+  python3 -m unittest discover -s bench/tests -t bench
 """
 import json
 import os

@@ -2,7 +2,7 @@
 machine-limits check, the knee and memory logic, /proc parsing, and report.py on a hand-made
 sweep run (charts too when .tools/venv has matplotlib).
 
-Run: PYTHONPATH=bench python3 -m unittest discover -s bench -p 'test_*.py'
+Run: PYTHONPATH=bench python3 -m unittest discover -s bench/tests -t bench
 """
 import json
 import tempfile
