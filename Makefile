@@ -14,9 +14,9 @@ BENCH_VARS := APPS CONTAINERS THREADS CLIENT PROFILE PRESET WRK_THREADS CONNECTI
               BACKEND DB_URL DB_POOL DB_QUERY DB_ACQUIRE_TIMEOUT_MS DB_EXECUTOR_THREADS DB_DRIVER
 export $(BENCH_VARS)
 
-# Maven is the project's own: bench/mvn.sh runs the Maven Wrapper (./mvnw, Maven 3.9.16 pinned in
+# Maven is the project's own: bench/tools/mvn.sh runs the Maven Wrapper (./mvnw, Maven 3.9.16 pinned in
 # .mvn/wrapper/maven-wrapper.properties, fetched once into .tools/maven) with the JDK bench.sh uses.
-MVN_RUN = bench/mvn.sh -B -Dstyle.color=never
+MVN_RUN = bench/tools/mvn.sh -B -Dstyle.color=never
 MVN = $(MVN_RUN) -q
 
 # unzip: ./mvnw unpacks Maven's .zip with it; without it the wrapper falls back to the .tar.gz,
@@ -58,7 +58,7 @@ test: ## the Java tests, then the bench smoke test (installs wrk, curl, shellche
 	# another they took 6:31 of a 10:47 clean-clone run on the 2-core machine; at -T 2, ~3:30 of a
 	# 10:03-10:25 one on a slow afternoon (2026-11-26). Not -q: Surefire's "Tests run" lines are the record.
 	$(MVN_RUN) --no-transfer-progress -T 3 verify
-	bench/smoke-test.sh
+	bench/tests/smoke-test.sh
 
 build: ## build every jar (./mvnw package, tests skipped: `make test` runs them)
 	@$(call need_tools,unzip)

@@ -14,5 +14,5 @@ Modules, in the order a run uses them:
   cells     the matrix, calibration, the app under test, one cell
   main      the whole run, top to bottom; Ctrl-C / TERM handling
 Reports are bench/report.py's job: it reads only the run directory's files (and has a sweep's
-charts drawn by bench/charts.py, with the matplotlib of .tools/venv).
+charts drawn by bench/tools/charts.py, with the matplotlib of .tools/venv).
 """

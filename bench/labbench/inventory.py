@@ -133,7 +133,7 @@ def roles_by_host(hosts):
 
 def check(hosts, inventory_path, java_here, jars, loadgens=("wrk",), postgres=False):
     """Every host reachable with its key, and what its roles need there (the repository's
-    bench/host-run.sh; wrk on a load host; java and the same jars as here on the app and backend
+    bench/tools/host-run.sh; wrk on a load host; java and the same jars as here on the app and backend
     hosts; PostgreSQL on the db host, and its client programs on the first load host when
     `postgres`). UsageError naming the host and the command that fixes it; opens each host's master."""
     fix = f"make hosts HOSTS={inventory_path}"
@@ -145,7 +145,7 @@ def check(hosts, inventory_path, java_here, jars, loadgens=("wrk",), postgres=Fa
             why = out.strip().splitlines()[-1] if out.strip() else f"ssh exited {rc}"
             raise UsageError(f"HOSTS: {what} cannot be reached: {why}; check with: {shlex.join(plain_ssh(h))} true")
         java = h.java or java_here
-        needs = {"bench/host-run.sh": f"test -x {shlex.quote(h.lab_dir)}/bench/host-run.sh"}
+        needs = {"bench/tools/host-run.sh": f"test -x {shlex.quote(h.lab_dir)}/bench/tools/host-run.sh"}
         if "loadgen" in roles and "wrk" in loadgens:
             needs["wrk"] = "command -v wrk"
         if "loadgen" in roles and "vegeta" in loadgens:

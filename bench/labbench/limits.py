@@ -146,7 +146,7 @@ def host_needs(roles, max_conns, loadgen_share, max_threads, backend):
     2 per connection (+ the JVM's) and a port per call to the backend (at most the DB pool's
     connections with BACKEND=postgres: its pool is its own cap); remote-sleep and PostgreSQL one
     descriptor per connection; a load host one descriptor and one port per connection of its share.
-    bench/host-run.sh raises a role's soft ulimit -n to the hard one; it raises no hard limit."""
+    bench/tools/host-run.sh raises a role's soft ulimit -n to the hard one; it raises no hard limit."""
     fds = ports = threads = 0
     if "app" in roles:
         fds, threads = fds_needed(max_conns), max_threads

@@ -15,7 +15,7 @@ from . import place, procs
 from .catalog import MODULE_OF
 from .checks import Fatal
 
-SLOWCLIENTS = Path("bench/slowclients.py")   # the side load of the slow-* scenarios
+SLOWCLIENTS = Path("bench/tools/slowclients.py")   # the side load of the slow-* scenarios
 
 
 @dataclass
@@ -34,7 +34,7 @@ class Machine:
 def check(s):
     """Every check, in order; builds the jars when they are stale. Returns what was found."""
     ensure_tools(["wrk"])
-    java_home = subprocess.run(["bench/java-home.sh"], stdout=subprocess.PIPE, text=True).stdout.strip()
+    java_home = subprocess.run(["bench/tools/java-home.sh"], stdout=subprocess.PIPE, text=True).stdout.strip()
     if not java_home:
         raise Fatal("no JDK: set JAVA_HOME")
     os.environ["JAVA_HOME"] = java_home          # the build and every server use it
@@ -155,7 +155,7 @@ def build_if_stale(s, java_home):
             stale.append(m)
     if not stale:
         return
-    # bench/mvn.sh: the Maven Wrapper (./mvnw), which fetches the pinned Maven into .tools/maven once
+    # bench/tools/mvn.sh: the Maven Wrapper (./mvnw), which fetches the pinned Maven into .tools/maven once
     # and unpacks its .zip with unzip (the pinned checksum is the zip's).
     for tool in ("unzip", "curl"):
         if not shutil.which(tool):
@@ -166,12 +166,12 @@ def build_if_stale(s, java_home):
     log = Path(".tools", "build.log")
     log.parent.mkdir(exist_ok=True)
     print(f"building (jars missing or older than sources: {' '.join(stale)}): "
-          f"bench/mvn.sh -B package -DskipTests, its output in {log}")
+          f"bench/tools/mvn.sh -B package -DskipTests, its output in {log}")
     env = dict(os.environ, JAVA_HOME=java_home)
-    if procs.run(["bench/mvn.sh", "-B", "--no-transfer-progress", "-Dstyle.color=never", "package", "-DskipTests"],
+    if procs.run(["bench/tools/mvn.sh", "-B", "--no-transfer-progress", "-Dstyle.color=never", "package", "-DskipTests"],
                  out=log, env=env) != 0:
         print("".join(log.read_text(errors="replace").splitlines(keepends=True)[-30:]), end="")
-        raise Fatal(f"the build failed (the last lines of {log} above); run: JAVA_HOME={java_home} bench/mvn.sh -B package -DskipTests")
+        raise Fatal(f"the build failed (the last lines of {log} above); run: JAVA_HOME={java_home} bench/tools/mvn.sh -B package -DskipTests")
 
 
 def facts(s, m):

@@ -9,7 +9,7 @@ would never reach it; the stop is registered before pg.sh start runs, so a Ctrl-
 of the start stops what it started too.
 
 With HOSTS (issue 28) the cluster is a role on the db host like remote-sleep on the backend host:
-`pg.sh serve` under bench/host-run.sh, listening on that host's address and open to the app's host
+`pg.sh serve` under bench/tools/host-run.sh, listening on that host's address and open to the app's host
 and the first load host, where psql and pgbench run (the client side, as wrk's calibration is). It
 stops when its ssh session is told to or ends (a bench that dies stops it too); its CPU and memory
 are read there by bench/labbench/pgusage.py, the same code that reads them here.

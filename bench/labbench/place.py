@@ -2,7 +2,7 @@
 runs on this machine; CPUSETS pins roles to CPUs of their own with taskset, so that the app's CPU
 is the app's: on 2 shared cores wrk's threads preempt the app's and its CPU per request rises with
 them (docs/traps.md #38). HOSTS=<an Ansible inventory> puts each role on a host of its own: the
-bench then starts, stops and reads it there over ssh (bench/host-run.sh), and reaches the app and
+bench then starts, stops and reads it there over ssh (bench/tools/host-run.sh), and reaches the app and
 remote-sleep at their hosts' addresses. The runner, the scenarios and the report never ask where a
 role runs: they call start/run/address/ticks here.
 
@@ -42,7 +42,7 @@ class Host:
     address: str
     ssh: tuple = ()
     cpus: str = ""              # taskset's CPU list for the roles on it ("": every CPU)
-    lab_dir: str = ""           # the repository there (bench/host-run.sh, the jars)
+    lab_dir: str = ""           # the repository there (bench/tools/host-run.sh, the jars)
     java: str = ""              # the JDK's java there ("": the same path as here)
     port: int = 22              # its sshd's
     groups: tuple = field(default=(), compare=False)
@@ -120,11 +120,11 @@ def configure(cpusets, hosts=None):
 
 def command(role, cmd, i=0, env=None):
     """cmd as it runs for `role` (its i-th host): under taskset when CPUSETS pins the role; through
-    ssh and bench/host-run.sh (with `env`, and the host's `cpus`) when HOSTS puts it elsewhere."""
+    ssh and bench/tools/host-run.sh (with `env`, and the host's `cpus`) when HOSTS puts it elsewhere."""
     assert role in PLACED, role
     h = host(role, i)
     if h.remote:
-        wrapped = [f"{h.lab_dir}/bench/host-run.sh", *(["--cpus", h.cpus] if h.cpus else []),
+        wrapped = [f"{h.lab_dir}/bench/tools/host-run.sh", *(["--cpus", h.cpus] if h.cpus else []),
                    *[a for k, v in (env or {}).items() for a in ("--env", f"{k}={v}")], "--", *cmd]
         return [*h.ssh, shlex.join(wrapped)]
     cpus = _cpus.get("backend" if role == "db" else role)
@@ -217,7 +217,7 @@ def remote_run(h, command, timeout=20):
 
 
 def remote_pid(p):
-    """The pid bench/host-run.sh gave a remote role's command, from the first line of its log."""
+    """The pid bench/tools/host-run.sh gave a remote role's command, from the first line of its log."""
     h, log = _started[p]
     for line in procs.read_lines(log)[:5]:
         m = re.match(r"host-run: pid (\d+)", line)
@@ -293,7 +293,7 @@ class RemoteSampler(procs.Sampler):
 
 
 def ran_cpu_s(log):
-    """A finished remote command's CPU seconds: bench/host-run.sh's `times` (children's line) at
+    """A finished remote command's CPU seconds: bench/tools/host-run.sh's `times` (children's line) at
     the end of its log; None when it is not there."""
     lines = procs.read_lines(Path(log))
     for k, line in enumerate(lines):

@@ -47,7 +47,7 @@ def in_child():
 
 def start(cmd, out=None, env=None, stop_by_stdin=False):
     """Start cmd with its stdout and stderr in the file `out` (None: ours). stop_by_stdin: cmd is a
-    role on another host (ssh to bench/host-run.sh, place.py), which stops when its stdin says so
+    role on another host (ssh to bench/tools/host-run.sh, place.py), which stops when its stdin says so
     or ends: kept open until stop()."""
     with signals_held():
         log = open(out, "wb") if out else None
@@ -109,7 +109,7 @@ def stop(p, sig=signal.SIGTERM, grace_s=5.0):
     if p.returncode is not None:
         _forget(p)
         return
-    if p.stdin is not None:           # a role on another host: the signal's name through ssh (bench/host-run.sh)
+    if p.stdin is not None:           # a role on another host: the signal's name through ssh (bench/tools/host-run.sh)
         # then KILL the same way, as here: a JVM stuck in its shutdown (one with 500 connections and 200
         # queries queued) outlived its TERM by minutes and held the app's port against the next app
         for name, wait_s in ((signal.Signals(sig).name[3:], grace_s + 5), ("KILL", 10)):    # + the round trip

@@ -2,7 +2,7 @@
 
 wrk's req/s counts whole responses in a window: with 1 s responses and a 10 s closed loop each
 connection completes 9 or 10 depending on its phase, so req/s moves in ~10 % steps (docs/traps.md
-#14, #20). bench/wrk-json.lua records when every response completed (a monotonic clock) and
+#14, #20). bench/tools/wrk-json.lua records when every response completed (a monotonic clock) and
 writes the times into wrk.json; this turns them into a rate:
 
   * every connection completed >= 2 responses (n >= 2C): the first C completions are each

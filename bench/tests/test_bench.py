@@ -1,4 +1,4 @@
-"""Unit tests of the bench's Python side, no servers needed (bench/smoke-test.sh runs them, ~0.1 s):
+"""Unit tests of the bench's Python side, no servers needed (bench/tests/smoke-test.sh runs them, ~0.1 s):
 the settings parser, the matrix plan, and report.py / compare.py on a hand-made run directory with
 the new kinds of cells (virtual threads, SKIPPED, a slow-upload scenario).
 

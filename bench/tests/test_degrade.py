@@ -325,7 +325,7 @@ class ReportTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             run = write_run(Path(tmp) / "run")
             report.update(run)
-            r = subprocess.run([str(paths.CHART_PYTHON), str(paths.ROOT / "bench" / "degrade_charts.py"),
+            r = subprocess.run([str(paths.CHART_PYTHON), str(paths.ROOT / "bench" / "tools" / "degrade_charts.py"),
                                 str(run)], capture_output=True, text=True)
             self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
             for name in ("degrade-goodput", "degrade-01", "degrade-02"):

@@ -1,4 +1,4 @@
-"""wrk's latency histogram (bench/wrk-json.lua's `histogram_us`) and the exact merge of several load
+"""wrk's latency histogram (bench/tools/wrk-json.lua's `histogram_us`) and the exact merge of several load
 hosts' (labbench/loadgens/histogram.py), on wrk runs recorded by bench/tests/fixtures/histogram/record.sh:
 two wrk processes at once against one server, as two load hosts would be."""
 import json

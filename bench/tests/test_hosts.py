@@ -1,7 +1,7 @@
 """HOSTS (issue 28) without hosts: how place.py wraps a role's command for its host, how wrk's -t and
 -c split over load hosts, what host-run's lines give back, how an inventory host's variables become
 its ssh command, and the load hosts' completions on one axis. End to end on network namespaces:
-bench/hosts-test.sh."""
+bench/tests/hosts-test.sh."""
 import shlex
 import tempfile
 import unittest
@@ -44,7 +44,7 @@ class Commands(unittest.TestCase):
                              "loadgen": [remote("h4", cpus="0"), remote("h5")]})
         cmd = place.command("loadgen", ["wrk", "-d", "10s", "http://10.0.0.1:8080/call?x=1 2"], 0, {"WRK_JSON": "/tmp/a b.json"})
         self.assertEqual(["ssh", "-o", "BatchMode=yes", "root@10.0.0.4"], cmd[:4])
-        self.assertEqual(["/srv/lab/bench/host-run.sh", "--cpus", "0", "--env", "WRK_JSON=/tmp/a b.json", "--",
+        self.assertEqual(["/srv/lab/bench/tools/host-run.sh", "--cpus", "0", "--env", "WRK_JSON=/tmp/a b.json", "--",
                           "wrk", "-d", "10s", "http://10.0.0.1:8080/call?x=1 2"], shlex.split(cmd[4]))
         self.assertNotIn("--cpus", shlex.split(place.command("loadgen", ["wrk"], 1)[4]))
         self.assertEqual("10.0.0.4", place.address("app"))

@@ -1,4 +1,4 @@
-"""Tests of bench/slowclients.py (run by the smoke test): bad flags exit 2 with the usage; it stops
+"""Tests of bench/tools/slowclients.py (run by the smoke test): bad flags exit 2 with the usage; it stops
 by itself at its deadline; it leaves no connection open behind it; it counts what it moved.
 Against a local socket that never answers, on loopback only. Python 3 standard library only.
 
@@ -14,7 +14,7 @@ import threading
 import time
 import unittest
 
-TOOL = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "slowclients.py")
+TOOL = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools", "slowclients.py")
 
 
 class SilentServer:

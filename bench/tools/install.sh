@@ -7,7 +7,7 @@
 # is built from the Go module proxy at the version pinned in bench/tools/vegeta/go.mod + go.sum.
 # (`go install pkg@version` would also ask the proxy for the module's version list, which it refuses.)
 #
-# matplotlib: the sweep's charts (bench/charts.py), in a project-local virtual environment
+# matplotlib: the sweep's charts (bench/tools/charts.py), in a project-local virtual environment
 # .tools/venv (gitignored), at the versions pinned in bench/tools/charts-requirements.txt;
 # report.py itself stays standard-library only and runs the charts with this venv's python.
 #

@@ -106,7 +106,7 @@ start() {
     echo "postgresql://lab@$listen:$port/lab"
 }
 
-# serve: the cluster as a role that lives as long as this process (bench/host-run.sh on a db host).
+# serve: the cluster as a role that lives as long as this process (bench/tools/host-run.sh on a db host).
 # pg_ctl puts the postmaster in a session of its own, so a signal to this process's group would
 # never reach it: the trap stops it. A bench that dies ends its ssh session, host-run.sh then sends
 # TERM, and nothing of the cluster outlives the run.

@@ -1,4 +1,4 @@
-"""wrk's latency histogram (bench/wrk-json.lua writes it as `histogram_us`: [[µs, count], ...]) and
+"""wrk's latency histogram (bench/tools/wrk-json.lua writes it as `histogram_us`: [[µs, count], ...]) and
 the exact merge of several (issue 28: several load hosts, one cell). wrk keeps a count per
 microsecond, so the sum of the hosts' histograms is the histogram one wrk would have had, and every
 figure is taken from it the way wrk takes its own (src/stats.c): percentiles are never averaged.

@@ -1,5 +1,5 @@
 """wrk, the closed-loop load generator: the measured command (echoed first, JSON through
-bench/wrk-json.lua, CPU recorded around it), on one machine or split over the load hosts and merged,
+bench/tools/wrk-json.lua, CPU recorded around it), on one machine or split over the load hosts and merged,
 the calibration's run straight at remote-sleep, and what wrk.json means."""
 import json
 import os
@@ -12,7 +12,7 @@ from ..checks import seconds_of
 from ..report.fmt import ms, read_json
 from ..steady import steady_rate
 
-LUA = "bench/wrk-json.lua"
+LUA = "bench/tools/wrk-json.lua"
 
 
 def command(s, url, wt, conns, timeout=None):
@@ -242,7 +242,7 @@ def wrk_fields(wrk, duration_s):
     return {
         "requests": wrk["requests"],
         "rps": rps,
-        # Free of the window edge (bench/wrk-json.lua); older runs have none.
+        # Free of the window edge (bench/tools/wrk-json.lua); older runs have none.
         "steady_rps": None if steady is None else round(steady, 2),
         "steady_how": how,
         "latency_avg_ms": ms(lat["mean"]),

@@ -20,7 +20,7 @@ sections above, which go from the arithmetic to the run and its report:
                   time to recover, the fault's window as the remote recorded it
   one cell        measure: the schedule posted, the Sampler and vegeta, the remote's record
   a cell's figures  figures: its results.json part ("degrade": {...}) from those raw files
-  the report      results.md's section and verdict, the charts (bench/degrade_charts.py)
+  the report      results.md's section and verdict, the charts (bench/tools/degrade_charts.py)
 """
 import json
 import math
@@ -712,16 +712,16 @@ def chart_names(run):
 
 
 def draw_charts(run_dir):
-    """bench/degrade_charts.py with the venv's matplotlib (the bench stays standard-library only);
+    """bench/tools/degrade_charts.py with the venv's matplotlib (the bench stays standard-library only);
     a WARNING, not a failure, when it cannot run."""
     from ..paths import CHART_PYTHON, ROOT
     if not CHART_PYTHON.exists():
         print("WARNING: no degrade charts: matplotlib is not installed; run: bench/tools/install.sh matplotlib",
               file=sys.stderr)
         return
-    r = subprocess.run([str(CHART_PYTHON), str(ROOT / "bench" / "degrade_charts.py"), str(run_dir)],
+    r = subprocess.run([str(CHART_PYTHON), str(ROOT / "bench" / "tools" / "degrade_charts.py"), str(run_dir)],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
-    print(r.stdout.rstrip() if r.returncode == 0 else f"WARNING: bench/degrade_charts.py failed:\n{r.stdout}",
+    print(r.stdout.rstrip() if r.returncode == 0 else f"WARNING: bench/tools/degrade_charts.py failed:\n{r.stdout}",
           file=sys.stdout if r.returncode == 0 else sys.stderr)
 
 

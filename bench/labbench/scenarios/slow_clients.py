@@ -22,11 +22,11 @@ CONNECTED = re.compile(r"^slowclients: (\d+) connected")
 
 
 class SlowClients:
-    """K clients that upload or download slowly (bench/slowclients.py), each holding a
+    """K clients that upload or download slowly (bench/tools/slowclients.py), each holding a
     connection, for `duration_s`; writes slow.json and slow.log into the cell directory."""
 
     def __init__(self, mode, url, clients, nbytes, rate, duration_s, cell_dir):
-        self.cmd = ["python3", "bench/slowclients.py", "--mode", mode, "--url", url,
+        self.cmd = ["python3", "bench/tools/slowclients.py", "--mode", mode, "--url", url,
                     "--clients", str(clients), "--bytes", str(nbytes), "--rate", str(rate),
                     "--duration", str(duration_s), "--json", str(cell_dir / "slow.json")]
         self.duration_s = duration_s
@@ -129,7 +129,7 @@ class SlowClientsScenario(Scenario):
         text = (f"\n## Slow clients: {scenario}\n\n"
                 f"During each cell {f_int(example.get('slow_clients'))} clients {what} "
                 f"{f_int(example.get('slow_bytes'))} bytes at {f_int(example.get('slow_rate'))} bytes/s each "
-                f"(bench/slowclients.py), started before wrk and still running when it stops; wrk sends the "
+                f"(bench/tools/slowclients.py), started before wrk and still running when it stops; wrk sends the "
                 f"same normal `GET /call` traffic as in the tables above. **steady req/s**, **% of ceiling**, "
                 f"**p99** and **errors** are wrk's normal traffic (its ceiling is the same calibration, "
                 f"without slow clients); **slow B/s**, **slow done** and **slow err.** are what the slow "

@@ -4,7 +4,7 @@ from ...report.fmt import error_total, f_cores, f_int, f_lat, f_mb, f_pct, f_rps
 from ...report.limited import pool_threads, saturated
 
 KNEE_PCT = 95.0        # a level holds when its steady req/s is >= this % of its ceiling, without errors
-# Its charts (bench/charts.py draws them): file name in charts/, title.
+# Its charts (bench/tools/charts.py draws them): file name in charts/, title.
 CHARTS = [("sweep-throughput", "steady req/s vs connections, with the ceiling"),
           ("sweep-p99", "p99 latency vs connections"),
           ("sweep-rss", "peak RSS vs connections"),

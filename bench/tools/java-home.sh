@@ -5,7 +5,7 @@
 # (virtual threads and JDK 25's CompletableFuture pool matter here, docs/traps.md #9 and #11);
 # else the JDK of the `java` on PATH. Exits 1 with a message when there is no JDK at all.
 #
-# USAGE: bench/java-home.sh          eg, JAVA_HOME=$(bench/java-home.sh) mvn -B -q verify
+# USAGE: bench/tools/java-home.sh          eg, JAVA_HOME=$(bench/tools/java-home.sh) mvn -B -q verify
 set -euo pipefail
 
 if [[ -n "${JAVA_HOME:-}" ]]; then

@@ -11,9 +11,9 @@
 # bench is gone, 10 s later). Lines for the bench, on stderr: "host-run: pid N" first, and after
 # the command "host-run: exit N, ..." and bash's `times` (the command's CPU on its second line).
 #
-# USAGE: bench/host-run.sh [--cpus LIST] [--env NAME=VALUE]... -- COMMAND [ARG]...
+# USAGE: bench/tools/host-run.sh [--cpus LIST] [--env NAME=VALUE]... -- COMMAND [ARG]...
 set -u
-cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
+cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 2
 
 cpus=""
 envs=()

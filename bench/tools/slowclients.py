@@ -16,7 +16,7 @@ client has connected X writes a JSON report (--json) of what it
 achieved: clients connected, bytes moved and bytes/s, uploads/downloads completed, errors by kind.
 Exit 0 when it ran (errors are counted, not fatal), 2 on bad flags. Python 3 standard library only.
 
-  eg, python3 bench/slowclients.py --mode download --url http://127.0.0.1:8080/call \\
+  eg, python3 bench/tools/slowclients.py --mode download --url http://127.0.0.1:8080/call \\
           --clients 10 --bytes 16777216 --rate 1000 --duration 12 --json slow.json
 """
 import argparse

@@ -5,13 +5,13 @@ the bench's Lua script, on one warm JVM (docs/traps.md #38).
 Why: in the default run the second wrk setting of a JVM (-t100) read 20-60 % more CPU per request
 than the first (-t10), less the compiler too, so it was not the JIT. This runs both settings in the
 order A B A B B A on one app warmed by WARMUP=auto's rule, once with plain wrk and once with the
-bench's wrk command (--latency -s bench/wrk-json.lua), and prints per window: requests, the app's CPU
+bench's wrk command (--latency -s bench/tools/wrk-json.lua), and prints per window: requests, the app's CPU
 per request (every thread's schedstat, ns) and its threads' context switches per request.
 
 It starts remote-sleep and the app on free ports of 127.0.0.1, runs 12 wrk windows of 10 s plus two
 warm-ups (~3 min in all), and stops both (by PID) however it ends. With CPUSETS set (as the bench
 takes it, eg, "app=1 rest=0") every process runs pinned: does a CPU of the app's own remove the gap?
-USAGE: [CPUSETS=...] bench/trap-wrk-lua-contention.py [APP CONTAINER THREADS]   (default: async-servlet jetty 1)
+USAGE: [CPUSETS=...] bench/tools/trap-wrk-lua-contention.py [APP CONTAINER THREADS]   (default: async-servlet jetty 1)
 """
 import glob
 import os
@@ -20,7 +20,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
 from labbench import catalog, place, procs              # noqa: E402
 from labbench.pg import free_port                       # noqa: E402
@@ -48,7 +48,7 @@ def window(app, url, admin, wt, lua, out):
     cmd = ["wrk", "-t", str(wt), "-c", str(CONNS), "-d", f"{SECONDS}s"]
     env = dict(os.environ)
     if lua:
-        cmd += ["--timeout", "30s", "--latency", "-s", str(ROOT / "bench" / "wrk-json.lua")]
+        cmd += ["--timeout", "30s", "--latency", "-s", str(ROOT / "bench" / "tools" / "wrk-json.lua")]
         env.update(WRK_JSON=str(out / "wrk.json"), WRK_CONNECTIONS=str(CONNS), WRK_TIMEOUT_S="30")
     s0, (ns0, cs0) = procs.get_json(admin), threads_of(app.pid)
     procs.run(place.command("loadgen", cmd + [url]), out=out / f"wrk-t{wt}.txt", env=env)
@@ -61,7 +61,7 @@ def window(app, url, admin, wt, lua, out):
 
 def main():
     app_name, container, threads = (sys.argv[1:4] + ["async-servlet", "jetty", "1"][len(sys.argv[1:4]):])
-    java = subprocess.run([str(ROOT / "bench" / "java-home.sh")], capture_output=True, text=True,
+    java = subprocess.run([str(ROOT / "bench" / "tools" / "java-home.sh")], capture_output=True, text=True,
                           check=True).stdout.strip() + "/bin/java"
     module = catalog.MODULE_OF[app_name]
     try:
@@ -93,7 +93,7 @@ def main():
             procs.wait_drained(admin, 5)
             print(f"{app_name} {container} threads={threads}, -c{CONNS}, {SECONDS} s windows, "
                   + (f"{place.describe()}, " if place.describe() else "")
-                  + ("the bench's wrk command (--latency -s bench/wrk-json.lua):" if lua else "plain wrk:"), flush=True)
+                  + ("the bench's wrk command (--latency -s bench/tools/wrk-json.lua):" if lua else "plain wrk:"), flush=True)
             for wt in ORDER:
                 window(app, url, admin, wt, lua, out)
     finally:

@@ -11,7 +11,7 @@ it; the fault's window shaded (GET /fault's changes, not the plan).
 Runs with the matplotlib pinned in bench/tools/charts-requirements.txt, from the project-local
 venv (bench/tools/install.sh matplotlib); labbench/scenarios/degrade.py calls it at the end.
 
-Usage: .tools/venv/bin/python bench/degrade_charts.py RUN_DIR
+Usage: .tools/venv/bin/python bench/tools/degrade_charts.py RUN_DIR
 """
 import json
 import sys
@@ -23,7 +23,7 @@ matplotlib.use("Agg")                     # files only, no display
 import matplotlib.pyplot as plt          # noqa: E402  (after the backend)
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # bench/
 from labbench.report.figures import read_results  # noqa: E402  (its degrade part beside the shared keys, flat)
 from labbench.scenarios import degrade   # noqa: E402  (the same names and labels results.md shows)
 
@@ -156,7 +156,7 @@ def draw(run_dir, run):
 
 def main(argv):
     if len(argv) != 2 or argv[1] in ("-h", "--help"):
-        print("Usage: .tools/venv/bin/python bench/degrade_charts.py RUN_DIR", file=sys.stderr)
+        print("Usage: .tools/venv/bin/python bench/tools/degrade_charts.py RUN_DIR", file=sys.stderr)
         return 2
     run_dir = Path(argv[1])
     try:

@@ -18,14 +18,14 @@
 # Traceback in its output, and 0 errors (connect, read, write, non-2xx status) and 0 timeouts in
 # every ok wrk cell. `make sweep` runs on a tiny sweep (2 levels x 2 variants, 2 s cells): its
 # tables, knee line and chart files. HOSTS on 5 network namespaces with an sshd each
-# (bench/hosts-test.sh). shellcheck when it is installed.
+# (bench/tests/hosts-test.sh). shellcheck when it is installed.
 # Prints "N passed, M failed" last and exits 1 when anything failed.
 #
-# USAGE: bench/smoke-test.sh        (ports 19100-19102 by default; override with REMOTE_PORT etc.)
-#        bench/smoke-test.sh sweep  only the bad settings, the unit tests and the tiny sweep (~1.5 min)
+# USAGE: bench/tests/smoke-test.sh        (ports 19100-19102 by default; override with REMOTE_PORT etc.)
+#        bench/tests/smoke-test.sh sweep  only the bad settings, the unit tests and the tiny sweep (~1.5 min)
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$ROOT"
 # Ports of their own, so the smoke test does not collide with a bench running on the defaults.
 export REMOTE_PORT=${REMOTE_PORT:-19100} APP_PORT=${APP_PORT:-19101} ADMIN_PORT=${ADMIN_PORT:-19102}
@@ -64,7 +64,7 @@ nothing_listens() {
 
 # output_clean FILE: a bench run's output (stdout + stderr) has no line starting with WARNING or
 # ERROR and no Traceback: main.py turns a failed final report into a WARNING with exit 0. No
-# exception: a rebuild of stale jars runs the project's own Maven (bench/mvn.sh), which prints none.
+# exception: a rebuild of stale jars runs the project's own Maven (bench/tools/mvn.sh), which prints none.
 output_clean() {
     local bad
     bad=$(grep -E '^(WARNING|ERROR)|Traceback' "$1" || true)
@@ -151,7 +151,7 @@ check "--help prints the usage and exits 0" bash -c './bench.sh --help | grep -q
 
 section "the Python side: byte-compiles, unit tests"
 check "every bench Python file compiles" \
-    python3 -c 'import sys; [compile(open(f).read(), f, "exec") for f in sys.argv[1:]]' bench/*.py bench/labbench/*.py bench/labbench/*/*.py bench/tests/*.py
+    python3 -c 'import sys; [compile(open(f).read(), f, "exec") for f in sys.argv[1:]]' bench/tools/*.py bench/labbench/*.py bench/labbench/*/*.py bench/labbench/*/*/*.py bench/tests/*.py
 # The chart test draws with the charts' venv: install it first (idempotent; `make sweep` would only
 # install it later), so that test cannot skip on a fresh machine.
 check "matplotlib for the chart test: bench/tools/install.sh matplotlib" bench/tools/install.sh matplotlib
@@ -365,7 +365,7 @@ bench_run "bench.sh runs sync-servlet and webflux on tomcat (1 thread, v1) and n
 # the ceiling (10x the 1-thread bound); on an older JDK it is SKIPPED with a reason naming JDK 21.
 # Every other cell is ok.
 v1_cell() {
-    python3 - "$TMP/vn/latest/results.json" "$(bench/java-home.sh)/bin/java" <<'EOF'
+    python3 - "$TMP/vn/latest/results.json" "$(bench/tools/java-home.sh)/bin/java" <<'EOF'
 import json, re, subprocess, sys
 run = json.load(open(sys.argv[1]))
 m = re.search(r'version "(\d+)', run["meta"].get("jdk", ""))
@@ -565,13 +565,14 @@ check "fan-out: no errors or timeouts in the wrk cells" no_errors "$TMP/fanout/l
 check "results.md has the fan-out section" grep -q '^## One request, many calls (SCENARIO=fanout)' \
     "$TMP/fanout/latest/results.md"
 
-section "HOSTS: the roles on 5 namespace hosts, each with its own sshd (bench/hosts-test.sh, about 115 s)"
-hosts_test() { bench/hosts-test.sh; }
-check "HOSTS end to end (bench/hosts-test.sh: its lines below when it fails)" hosts_test
+section "HOSTS: the roles on 5 namespace hosts, each with its own sshd (bench/tests/hosts-test.sh, about 115 s)"
+hosts_test() { bench/tests/hosts-test.sh; }
+check "HOSTS end to end (bench/tests/hosts-test.sh: its lines below when it fails)" hosts_test
 grep -E '^(ok|FAIL|SKIPPED) ' "$TMP/check.out" | sed 's/^/     /'
 
 if command -v shellcheck >/dev/null; then
-    check "shellcheck bench.sh bench/*.sh bench/tools/*.sh" shellcheck bench.sh bench/*.sh bench/tools/*.sh
+    check "shellcheck bench.sh bench/tools/*.sh bench/tests/*.sh bench/tests/fixtures/*.sh bench/tests/fixtures/*/*.sh" \
+        shellcheck bench.sh bench/tools/*.sh bench/tests/*.sh bench/tests/fixtures/*.sh bench/tests/fixtures/*/*.sh
 else
     echo "(shellcheck not installed: skipped; make test installs it)"
 fi

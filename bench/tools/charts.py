@@ -12,7 +12,7 @@ A FAILED or SKIPPED level is a gap in its line.
 Runs with the matplotlib pinned in bench/tools/charts-requirements.txt, from the project-local
 venv (bench/tools/install.sh matplotlib); the sweep (labbench/scenarios/sweep/) calls it at the end.
 
-Usage: .tools/venv/bin/python bench/charts.py RUN_DIR
+Usage: .tools/venv/bin/python bench/tools/charts.py RUN_DIR
 """
 import sys
 from pathlib import Path
@@ -23,10 +23,10 @@ matplotlib.use("Agg")                     # files only, no display
 import matplotlib.pyplot as plt          # noqa: E402  (after the backend)
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # bench/
 from labbench.report.figures import read_results  # noqa: E402  (results.json as the report reads it)
 from labbench.report.fmt import throughput      # noqa: E402  (the same figures results.md shows)
-from labbench.scenarios import sweep           # noqa: E402
+from labbench.scenarios.sweep import report as sweep   # noqa: E402  (the knee and the charts the report names)
 
 # Same variant, same look, in every chart and every run.
 MARKERS = "osD^v<>ph*"
@@ -118,7 +118,7 @@ def draw(run, out_dir):
 
 def main(argv):
     if len(argv) != 2 or argv[1] in ("-h", "--help"):
-        print("Usage: .tools/venv/bin/python bench/charts.py RUN_DIR", file=sys.stderr)
+        print("Usage: .tools/venv/bin/python bench/tools/charts.py RUN_DIR", file=sys.stderr)
         return 2
     run_dir = Path(argv[1])
     try:

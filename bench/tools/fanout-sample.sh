@@ -9,14 +9,14 @@
 # time: a single request measures the model, not the 2-core box. Takes ~3 minutes.
 # Kills only the processes it started; every wait is bounded.
 #
-# USAGE: bench/fanout-sample.sh [--quick]
-#   eg,  bench/fanout-sample.sh > docs/samples/fanout-sample.md
-#        CONTAINER=jetty bench/fanout-sample.sh --quick      (only the 10 x 1 s rows, ~1 min)
-#        ONLY=common-pool bench/fanout-sample.sh              (only the rows whose app id matches)
-# Needs: the jars (make build), curl. JAVA_HOME picks the JDK (default: bench/java-home.sh).
+# USAGE: bench/tools/fanout-sample.sh [--quick]
+#   eg,  bench/tools/fanout-sample.sh > docs/samples/fanout-sample.md
+#        CONTAINER=jetty bench/tools/fanout-sample.sh --quick      (only the 10 x 1 s rows, ~1 min)
+#        ONLY=common-pool bench/tools/fanout-sample.sh              (only the rows whose app id matches)
+# Needs: the jars (make build), curl. JAVA_HOME picks the JDK (default: bench/tools/java-home.sh).
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$ROOT"
 
 ### default variables
@@ -27,7 +27,7 @@ CLIENT_TIMEOUT_MS=60000               # per call; the container's async timeout 
 ONLY=${ONLY:-}                        # a regex: only the rows whose app id matches
 QUICK=0
 
-die() { echo "ERROR: $*" >&2; echo "Usage: bench/fanout-sample.sh [--quick]   (env: CONTAINER, ONLY, START_TIMEOUT, JAVA_HOME)" >&2; exit 2; }
+die() { echo "ERROR: $*" >&2; echo "Usage: bench/tools/fanout-sample.sh [--quick]   (env: CONTAINER, ONLY, START_TIMEOUT, JAVA_HOME)" >&2; exit 2; }
 
 ### process options
 for arg in "$@"; do
@@ -40,7 +40,7 @@ done
 [[ $CONTAINER == jetty || $CONTAINER == tomcat ]] || die "CONTAINER must be jetty or tomcat, got '$CONTAINER'"
 [[ $START_TIMEOUT =~ ^[0-9]+$ ]] || die "START_TIMEOUT must be a number of seconds"
 command -v curl >/dev/null || die "curl is missing (apt-get install -y curl)"
-JDK_HOME=$(bench/java-home.sh)
+JDK_HOME=$(bench/tools/java-home.sh)
 JAVA="$JDK_HOME/bin/java"
 JDK_MAJOR=$(sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "$JDK_HOME/release" 2>/dev/null || true)
 for jar in remote-sleep fanout-app fanout-kotlin; do

@@ -9,7 +9,7 @@
 # fresh lab_dir and changes nothing the second time; a tiny matrix with its roles spread over the
 # hosts: every cell ok, each host's wrk.json requests summing to the merged ones, the merged
 # percentiles equal to those of the union of the hosts' samples computed here, each role's process
-# in its host's namespace (bench/host-run.sh's "pid N on ... ADDRESS" line in its log); a role that
+# in its host's namespace (bench/tools/host-run.sh's "pid N on ... ADDRESS" line in its log); a role that
 # ignores TERM ended by the KILL after it; a tiny DB cell
 # with PostgreSQL on the db host and pgbench on the first load host; Ctrl-C mid-run (in wrk's
 # calibration, and in pgbench's) exits 130 and leaves nothing in any namespace; a load host cut off mid-run fails the calibration it
@@ -17,10 +17,10 @@
 # namespace. Prints "N passed, M failed" last; exits 1 when anything failed. Needs root (namespaces):
 # otherwise says so and exits 0 having checked nothing.
 #
-# USAGE: bench/hosts-test.sh
+# USAGE: bench/tests/hosts-test.sh
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$ROOT"
 if [[ $(id -u) -ne 0 ]] || ! ip netns list >/dev/null 2>&1; then
     echo "SKIPPED - HOSTS end to end: network namespaces need root (run as root, or try HOSTS with real hosts)"
@@ -87,7 +87,7 @@ sed "s|^ansible_ssh_private_key_file=.*|ansible_ssh_private_key_file=$TMP/other_
 check "a refused key exits 2 naming the host" refused key "$TMP/key.ini" "host h1 ($NET.11, app) cannot be reached: .*Permission denied"
 sed "s/^h4 ansible_host=\([0-9.]*\)/h4 ansible_host=\1 lab_dir=\/nonexistent/" "$INV" > "$TMP/nodir.ini"
 check "a host without the lab's files exits 2 naming make hosts" refused nodir "$TMP/nodir.ini" \
-    "on host h4 .*bench/host-run.sh not found .*make hosts HOSTS="
+    "on host h4 .*bench/tools/host-run.sh not found .*make hosts HOSTS="
 check "HOSTS with SCENARIO=slow-upload exits 2" refused slow "$INV" "HOSTS places SCENARIO=call and the sweep with LOADGEN=wrk or vegeta so far, not slow-upload" SCENARIO=slow-upload
 
 echo "== make hosts [${SECONDS}s]"
@@ -101,7 +101,7 @@ provisioned() {
     make -s hosts HOSTS="$TMP/fresh.ini" >"$TMP/hosts2.out" 2>&1 || { cat "$TMP/hosts2.out"; return 1; }
     grep -E '^h[0-9] +:' "$TMP/hosts1.out" "$TMP/hosts2.out"
     grep -qE '^h1 +: .*changed=[1-9]' "$TMP/hosts1.out" && ! grep -qE 'changed=[1-9]|failed=[1-9]|WARNING' "$TMP/hosts2.out" \
-        && [[ -x "$TMP/lab/bench/host-run.sh" && -f "$TMP/lab/remote-sleep/target/remote-sleep.jar" ]] \
+        && [[ -x "$TMP/lab/bench/tools/host-run.sh" && -f "$TMP/lab/remote-sleep/target/remote-sleep.jar" ]] \
         && [[ -x "$TMP/lab/bench/tools/pg.sh" && -f "$TMP/lab/bench/labbench/pgusage.py" ]] \
         && cmp -s "$TMP/lab/async-servlet/target/async-servlet.jar" async-servlet/target/async-servlet.jar
 }
@@ -165,7 +165,7 @@ stubborn() {
     local rc=0 fd t0=$SECONDS
     mkfifo "$TMP/stop"
     ssh -i "$H/id_ed25519" -o UserKnownHostsFile="$H/known_hosts" -o BatchMode=yes "root@$NET.11" \
-        "$ROOT/bench/host-run.sh -- bash -c 'trap \"\" TERM; sleep 30'" <"$TMP/stop" >"$TMP/stubborn.out" 2>&1 &
+        "$ROOT/bench/tools/host-run.sh -- bash -c 'trap \"\" TERM; sleep 30'" <"$TMP/stop" >"$TMP/stubborn.out" 2>&1 &
     local ssh_pid=$!
     exec {fd}>"$TMP/stop"
     sleep 1; echo TERM >&"$fd"; sleep 1; echo KILL >&"$fd"

@@ -10,15 +10,15 @@
 # message line) and the smoke test's "FAIL -" lines. Logs and reports stay in the output folder.
 # Stops at the first failed run with --stop (for "N green in a row"); otherwise runs them all.
 #
-# USAGE: bench/flake-hunt.sh [-n RUNS] [--hog] [--stop] [--jdk JAVA_HOME] [--out DIR]
-#   eg,  bench/flake-hunt.sh -n 6 --stop                 6 quiet runs on the default JDK
-#        bench/flake-hunt.sh -n 2 --jdk /usr/lib/jvm/java-17-openjdk-amd64
-#        bench/flake-hunt.sh -n 3 --hog --stop           one core taken by stress-ng all along
+# USAGE: bench/tests/flake-hunt.sh [-n RUNS] [--hog] [--stop] [--jdk JAVA_HOME] [--out DIR]
+#   eg,  bench/tests/flake-hunt.sh -n 6 --stop                 6 quiet runs on the default JDK
+#        bench/tests/flake-hunt.sh -n 2 --jdk /usr/lib/jvm/java-17-openjdk-amd64
+#        bench/tests/flake-hunt.sh -n 3 --hog --stop           one core taken by stress-ng all along
 # Needs: git, and stress-ng for --hog (installed with apt-get when missing and run as root).
 # Heavy: a run is a whole `make test` (~7-9 min on 2 cores); run nothing else beside it.
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 RUNS=1 HOG=0 STOP=0 JDK="" OUT=""
 
 usage() {
@@ -59,7 +59,7 @@ mkdir -p "$OUT"
 HOG_PID=""
 trap '[[ -n $HOG_PID ]] && kill "$HOG_PID" 2>/dev/null; exit 130' INT TERM
 echo "flake hunt: $RUNS run(s) of .ci/run from clean clones of $(git -C "$ROOT" rev-parse --short HEAD)," \
-    "$( ((HOG)) && echo "beside stress-ng --cpu 1" || echo quiet), JDK ${JDK:-default (bench/java-home.sh)}; logs in $OUT"
+    "$( ((HOG)) && echo "beside stress-ng --cpu 1" || echo quiet), JDK ${JDK:-default (bench/tools/java-home.sh)}; logs in $OUT"
 
 failed_runs=0
 for ((i = 1; i <= RUNS; i++)); do
