@@ -10,36 +10,33 @@ import re
 
 from . import catalog
 from .checks import UsageError, count, known
+from .knobs import setting
 
 BACKENDS = ("http", "postgres")
 QUERIES = ("sleep", "rows")
-DEFAULTS = {
-    "BACKEND": "http",             # http: remote-sleep; postgres: a PostgreSQL query per request
-    "DB_URL": "",                  # postgresql://[user@]host:port/db: use that server; empty: the bench starts one
-    "DB_POOL": "100",              # every app's DB pool (the write-up's "every pool at 100"), and pgbench -c
-    "DB_QUERY": "sleep",           # sleep: SELECT pg_sleep(SLEEP_MS/1000); rows: 10 rows of lab_rows
-    "DB_ACQUIRE_TIMEOUT_MS": "",   # empty: WRK_TIMEOUT - SLEEP_MS - 1 s (see acquire_timeout_ms)
-    "DB_EXECUTOR_THREADS": "10",   # jdbc-executor-trap's executor, jdbc-elastic's scheduler cap
-    "DB_DRIVER": "",               # a filter of drivers (jdbc r2dbc jdbc-executor-trap jdbc-elastic); empty: all
-}
+SETTINGS = (
+    setting("BACKEND", "http", "the apps' slow backend: `http` (`remote-sleep`) or `postgres` (a throwaway PostgreSQL "
+            "the bench starts, [docs/database.md](database.md))", "quiet"),
+    setting("DB_URL", "", "`BACKEND=postgres`: `postgresql://[user@]host:port/db` of a server to use instead; the bench "
+            "then starts none"),
+    # the write-up's "every pool at 100"; pgbench -c too
+    setting("DB_POOL", "100", "`BACKEND=postgres`: every app's DB pool (HikariCP or r2dbc-pool), filled before a cell",
+            "value"),
+    setting("DB_QUERY", "sleep", "`sleep` (`pg_sleep(SLEEP_MS)`: the pool is the cap) or `rows` (10 rows as JSON: CPU "
+            "decides)", "value"),
+    setting("DB_ACQUIRE_TIMEOUT_MS", "", "how long a request waits for a pooled connection, then 503; empty = "
+            "`WRK_TIMEOUT` − `SLEEP_MS` − 1 s", "value"),
+    setting("DB_EXECUTOR_THREADS", "10", "the K threads of the two JDBC-on-threads variants (`jdbc-executor-trap`, "
+            "`jdbc-elastic`)", "value"),
+    setting("DB_DRIVER", "", "only these DB drivers; empty = every driver each app has", "list", meta="db_drivers",
+            known=lambda: catalog.DB_DRIVERS),
+)
+DEFAULTS = {s.name: s.default for s in SETTINGS}
 # Drivers whose in-flight queries are capped by DB_EXECUTOR_THREADS, not only by the pool.
 EXECUTOR_DRIVERS = ("jdbc-executor-trap", "jdbc-elastic")
 URL = re.compile(r"postgresql://(?:([A-Za-z0-9_.-]+)@)?([A-Za-z0-9.-]+):([0-9]{1,5})/([A-Za-z0-9_]+)")
 MAX_POOL = 2000     # pg.sh takes max_connections up to 10,000; 2 x 2,000 + margin stays far below
 MARGIN = 10         # max_connections beyond the app's pool and pgbench's clients: psql, a stray session
-
-
-def usage(v):
-    return f"""  BACKEND={v['BACKEND']}                 http: the apps call remote-sleep; postgres: each request runs one query
-                               (each app once per DB driver it has: catalog.tsv's db column)
-  DB_URL="{v['DB_URL']}"                  postgresql://[user@]host:port/db: use that server; empty: the bench starts
-                               a throwaway PostgreSQL (bench/tools/pg.sh) and stops it at the end
-  DB_POOL={v['DB_POOL']}  DB_QUERY={v['DB_QUERY']}   the apps' DB pool (and pgbench -c); sleep = SELECT pg_sleep(SLEEP_MS/1000),
-                               rows = 10 rows of lab_rows
-  DB_ACQUIRE_TIMEOUT_MS={v['DB_ACQUIRE_TIMEOUT_MS'] or 'WRK_TIMEOUT-SLEEP_MS-1s'}   a pool wait longer than this answers 503 (before wrk's timeout)
-  DB_EXECUTOR_THREADS={v['DB_EXECUTOR_THREADS']}       the executor of jdbc-executor-trap, the cap of jdbc-elastic
-  DB_DRIVER="{v['DB_DRIVER']}"               only these drivers, known: {' '.join(catalog.DB_DRIVERS)} (empty: all)
-"""
 
 
 def acquire_timeout_ms(text, wrk_timeout_s, sleep_ms, query):

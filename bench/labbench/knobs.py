@@ -29,14 +29,14 @@ def plain(markdown):
     return re.sub(r"\[([^]]+)\]\([^)]+\)", r"\1", markdown).replace("`", "")
 
 
-def markdown_table(groups):
-    """docs/settings.md's table: [(heading, [Setting])] as one table, a row per setting."""
-    out = ["| variable | default | what it sets |", "|---|---|---|"]
-    for _heading, rows in groups:
-        for s in rows:
-            default = f"`{s.default}`" if s.default else "(empty)"
-            out.append(f"| `{s.name}` | {default} | {s.what} |")
-    return "\n".join(out) + "\n"
+def markdown(groups):
+    """docs/settings.md's tables: one per group, under its heading, a row per setting."""
+    out = []
+    for heading, rows in groups:
+        out += [f"### {heading or 'Every run'}", "", "| variable | default | what it sets |", "|---|---|---|"]
+        out += [f"| `{s.name}` | {f'`{s.default}`' if s.default else '(empty)'} | {s.what} |" for s in rows]
+        out.append("")
+    return "\n".join(out)
 
 
 def usage_lines(groups, values, width=100):
@@ -45,7 +45,7 @@ def usage_lines(groups, values, width=100):
     out = []
     for heading, rows in groups:
         if heading:
-            out.append(f"{heading}:")
+            out += textwrap.wrap(plain(heading) + ":", width)
         for s in rows:
             value = values.get(s.name, s.default)
             out.append(f'  {s.name}="{value}"' if " " in value or not value else f"  {s.name}={value}")

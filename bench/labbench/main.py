@@ -15,7 +15,7 @@ from .plan import plan
 from .checks import Fatal
 from .paths import ROOT
 from .rundir import put
-from .settings import UsageError, parse, usage
+from .settings import EXAMPLES, UsageError, example_line, parse, usage
 
 
 class Stopped(Exception):
@@ -43,13 +43,7 @@ def plan_run(argv, env):
     """The settings, the cells, what was left out and why, and the limits plan: the largest level
     checked against the machine's limits before anything starts (UsageError, exit 2, when it
     cannot be held); as root, ulimit -n is raised here for us and every child."""
-    # A planner with a matrix of its own: `./bench.sh sweep` (make sweep), or any run with SWEEP set.
-    planner = next((p for p in scenarios.PLANNERS if p.selected(argv, env)), None)
-    mode = planner.name if planner else "matrix"
-    if argv and argv != [mode]:
-        raise UsageError(f"unknown argument '{argv[0]}' (settings are environment variables; "
-                         f"the only argument is {' or '.join(f'`{p.name}`' for p in scenarios.PLANNERS)})")
-    s = parse(env, mode)
+    planner, s = settings_of(argv, env)
     cells, left_out = plan(s)
     if not cells:
         raise UsageError("no cell to run: " + "; ".join(left_out))
@@ -67,6 +61,26 @@ def plan_run(argv, env):
         cells, _ = plan(s)
         limit_plan = apply_limits(s, cells)
     return s, cells, left_out, limit_plan
+
+
+def settings_of(argv, env):
+    """(the planner or None, the settings): a planner has a matrix of its own (`./bench.sh sweep`, make
+    sweep, or any run with SWEEP set)."""
+    planner = next((p for p in scenarios.PLANNERS if p.selected(argv, env)), None)
+    mode = planner.name if planner else "matrix"
+    if argv and argv != [mode]:
+        raise UsageError(f"unknown argument '{argv[0]}' (settings are environment variables; "
+                         f"the only argument is {' or '.join(f'`{p.name}`' for p in scenarios.PLANNERS)})")
+    return planner, parse(env, mode)
+
+
+def examples():
+    """--help's examples, each planned for its cell count (settings.EXAMPLES)."""
+    out = []
+    for argv, env, what in EXAMPLES:
+        _, s = settings_of([argv] if argv else [], env)
+        out.append(example_line(argv, env, what, len(plan(s)[0])))
+    return out
 
 
 def largest_pool(cells):
@@ -89,14 +103,14 @@ def main(argv):
     sys.stdout.reconfigure(line_buffering=True)   # progress lines in order with the children's output
     os.chdir(ROOT)                 # the repository: jars, bench/, RESULTS_DIR are relative to it
     if argv[:1] in (["-h"], ["--help"]):
-        print(usage(os.environ))
+        print(usage(os.environ, examples()))
         return 0
     try:
         s, cells, left_out, limit_plan = plan_run(argv, os.environ)
     except UsageError as e:
         inventory.close()
         print(f"ERROR: {e}", file=sys.stderr)
-        print(usage(os.environ), file=sys.stderr)
+        print(usage(os.environ, examples()), file=sys.stderr)
         return 2
 
     place.configure(s.cpusets, s.hosts)
@@ -115,7 +129,7 @@ def main(argv):
         rc = 1
     except UsageError as e:               # HOSTS: a host unreachable or not provisioned; nothing started
         print(f"ERROR: {e}", file=sys.stderr)
-        print(usage(os.environ), file=sys.stderr)
+        print(usage(os.environ, examples()), file=sys.stderr)
         rc = 2
     except Stopped as e:
         rc = e.code

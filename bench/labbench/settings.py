@@ -12,38 +12,60 @@ from typing import List
 
 from . import catalog, db, inventory, loadgens, place, scenarios
 from .checks import COUNT, DURATION, UsageError, count, counts, is_virtual, known, seconds_of, split_list  # noqa: F401
+from . import knobs
+from .knobs import setting
 
-# The defaults: the reference experiment. Each scenario adds its own (scenarios/*.py).
-CORE_DEFAULTS = {
-    "APPS": "sync-servlet sync-mvc async-servlet async-mvc nio-servlet webflux",
-    "CONTAINERS": "jetty tomcat netty",   # netty runs the webflux app only
-    "THREADS": "1 200 v1",     # threads that may run application code (--threads of every app); vN = virtual
-    "CLIENT": "jdk",           # the apps' outbound HTTP client (--client): jdk, reactor-netty, jetty; a list runs each
-    "PROFILE": "0",            # 1: a CPU profile of the app over every cell's measured window, CPU by layer
-    "WRK_THREADS": "10 100",   # wrk -t
-    "CONNECTIONS": "100",      # wrk -c
-    "SCENARIO": scenarios.DEFAULT,   # what else happens during a cell (scenarios/); a list runs each in turn
-    "LOADGEN": "wrk",          # wrk (closed loop) and/or vegeta (open loop at RATE req/s), eg, "wrk vegeta"
-    "RATE": "50",              # vegeta's constant arrival rate, requests per second
-    "REPEAT": "1",             # rounds of the whole matrix; figures are then medians with min–max
-    "DURATION": "10s",         # wrk -d for every measured cell
-    "SLEEP_MS": "1000",        # remote-sleep's delay: what every request waits for
-    "WRK_TIMEOUT": "",         # wrk --timeout; empty = DURATION + 20 s (see below)
-    "WARMUP": "auto",          # unrecorded warm-up of a freshly started app: auto = fast calls until its JIT settled; Ns = N s of them; 0 = none
-    "REMOTE_PORT": "9000",
-    "APP_PORT": "8080",
-    "ADMIN_PORT": "8081",
-    "RESULTS_DIR": "results",  # runs go to $RESULTS_DIR/<UTC stamp>/, $RESULTS_DIR/latest links the last
-    "START_TIMEOUT": "60",     # seconds a server may take to answer after its start
-    "JAVA_OPTS": "",           # extra JVM flags for every server, eg, "-Xmx512m"
-    "APP_ARGS": "",            # extra app flags, eg, "--client-max-connections 16"
-    "CPUSETS": "",             # pin roles to CPUs with taskset, eg, "app=1 rest=0" (roles app, backend, loadgen, rest); empty = none
-    "HOSTS": "",               # an Ansible inventory placing the roles on hosts of their own (docs/hosts.md); empty = this machine
-    **db.DEFAULTS,             # BACKEND=postgres and its DB_* settings (db.py)
-}
-# wrk's default --timeout is 2 s, and wrk 4 leaves every slower response out of all latency
-# figures (docs/traps.md #2). A response cannot take longer than the run, so a timeout of
-# DURATION + 20 s hides nothing; the cells still report "slow_2s", responses over 2 s.
+# The common settings; their defaults are the reference experiment. Each scenario adds its own
+# (Scenario.settings), the database its DB_* (db.SETTINGS); knobs.py makes --help and
+# docs/settings.md from them. compare: how `make compare` names a change (knobs.Setting).
+CORE = (
+    setting("APPS", "sync-servlet sync-mvc async-servlet async-mvc nio-servlet webflux", "the apps to run",
+            "list", known=lambda: catalog.apps_for(scenarios.DEFAULT)),
+    setting("CONTAINERS", "jetty tomcat netty", "the containers; `netty` runs the `webflux` app only", "list",
+            known=lambda: catalog.CONTAINERS),
+    setting("THREADS", "1 200 v1", "`--threads` of every app: threads that may run application code; `vN` = virtual "
+            "threads on N carriers; Jetty's and Tomcat's pools run on one JVM (1, v1, 200), grown or switched and warmed "
+            "again (`resized`)", "list"),
+    setting("CLIENT", "jdk", "the apps' outbound HTTP client (`--client`): `jdk` (the control every model shares), "
+            "`reactor-netty`, `jetty`; a list runs each", "list", known=lambda: catalog.CLIENTS),
+    setting("PROFILE", "0", "`1`: a CPU profile of the app over each measured window: `flame.html`, `collapsed.txt` "
+            "and CPU by layer"),
+    setting("WRK_THREADS", "10 100", "wrk `-t` (each ≤ `CONNECTIONS`); a value twice (`10 10`) measures each JVM again "
+            "the same way, and the first screen says how far apart its two windows were", "list"),
+    setting("CONNECTIONS", "100", "wrk `-c`", "list"),
+    setting("SCENARIO", scenarios.DEFAULT, "what else happens during a cell; a list runs each in turn; `degrade` runs "
+            "alone (a matrix of its own)", "list", meta="scenarios", known=lambda: scenarios.SELECTABLE),
+    setting("LOADGEN", "wrk", "`wrk` (closed loop) and/or `vegeta` (open loop at `RATE`)", "list", meta="loadgens",
+            known=lambda: loadgens.SELECTABLE),
+    setting("RATE", "50", "vegeta's constant arrival rate, requests per second", "value"),
+    setting("REPEAT", "1", "rounds of the whole matrix; figures are then medians with min–max", "value"),
+    setting("DURATION", "10s", "wrk `-d` of every measured cell", "value"),
+    setting("SLEEP_MS", "1000", "`remote-sleep`'s delay: what every `/call` waits for", "value"),
+    # wrk's default --timeout is 2 s, and wrk 4 leaves every slower response out of all latency
+    # figures (docs/traps.md #2). A response cannot take longer than the run, so a timeout of
+    # DURATION + 20 s hides nothing; the cells still report "slow_2s", responses over 2 s.
+    setting("WRK_TIMEOUT", "", "wrk `--timeout`; empty = `DURATION` + 20 s"),
+    setting("WARMUP", "auto", "unrecorded warm-up of a freshly started app (or one whose pool was grown or switched): "
+            "`auto` = the measured request in 3 s windows, remote-sleep answering in 1 ms, until the JIT has settled "
+            "(compiler ≤ 5 % of the app's CPU, CPU per request no longer falling by > 5 %, 3 in a row; 9–60 s); `Ns` = "
+            "N s of fast calls; `0` = none", "value"),
+    setting("REMOTE_PORT", "9000", "`remote-sleep`'s port"),
+    setting("APP_PORT", "8080", "the app's port"),
+    setting("ADMIN_PORT", "8081", "the app's admin port (`/stats`)"),
+    setting("RESULTS_DIR", "results", "runs go to `$RESULTS_DIR/<UTC stamp>/`; `latest` links the last"),
+    setting("START_TIMEOUT", "60", "seconds a server may take to answer after its start"),
+    setting("JAVA_OPTS", "", "extra JVM flags for every server, eg, `-Xmx512m`", "value"),
+    setting("APP_ARGS", "", "extra app flags, eg, `--client-max-connections 16`", "value"),
+    setting("CPUSETS", "", "pin roles to CPUs with `taskset`, eg, `app=1 rest=0`: roles `app`, `backend` "
+            "(remote-sleep, PostgreSQL), `loadgen` (wrk, vegeta, pgbench, slow clients), `rest` = the others; the app "
+            "may share its CPUs with no other role ([docs/traps.md #38](traps.md#38-the-load-generators-threads-are-in-the-apps-cpu-figure))",
+            "quiet"),
+    setting("HOSTS", "", "an Ansible inventory that puts the roles on hosts of their own (groups `app`, `backend`, "
+            "`loadgen`, one or more load hosts; each host's `cpus` pins its roles), reached over ssh; `SCENARIO=call` "
+            "and the sweep, with wrk and vegeta, so far ([docs/hosts.md](hosts.md))", "quiet"),
+)
+CORE_DEFAULTS = {s.name: s.default for s in CORE + db.SETTINGS}
+
 
 # The apps of the matrix (APPS); a scenario may run others (eg, the fan-out apps).
 KNOWN_APPS = catalog.apps_for(scenarios.DEFAULT)
@@ -114,67 +136,61 @@ def raw_values(environ):
     return {name: environ.get(name) or default for name, default in defaults().items()}
 
 
-def usage(environ):
-    v = raw_values(environ)
-    return f"""Usage: ./bench.sh [sweep] [--help]      (settings are environment variables)
+def groups():
+    """[(heading, [Setting])]: the common settings, the database's, then each registered scenario's own
+    (a setting two scenarios share, once): what --help and docs/settings.md list, in this order."""
+    out = [("", list(CORE)), ("BACKEND=postgres: a PostgreSQL query per request (each app once per DB driver it "
+                              "has: catalog.tsv's db column)", list(db.SETTINGS))]
+    seen = {s.name for _, rows in out for s in rows}
+    for sc in scenarios.ALL:
+        own = [s for s in sc.settings if s.name not in seen]
+        seen |= {s.name for s in own}
+        if own:
+            out.append((sc.heading, own))
+    return out
 
-Runs wrk against every app x container x pool size x wrk setting (x scenario) and writes
-$RESULTS_DIR/<UTC stamp>/results.{{md,json,csv}} (+ raw wrk output and server logs).
 
-Settings (current value):
-  APPS="{v['APPS']}"
-        known: {' '.join(KNOWN_APPS)}
-  CONTAINERS="{v['CONTAINERS']}"       known: {' '.join(KNOWN_CONTAINERS)} (netty runs webflux only)
-  THREADS="{v['THREADS']}"             pool sizes: threads that may run application code;
-                               vN = virtual threads on N carrier threads (JDK 21+), eg, v1
-  CLIENT="{v['CLIENT']}"               the apps' outbound HTTP client, known: {' '.join(catalog.CLIENTS)} (a list runs each)
-  PROFILE={v['PROFILE']}                   1: a CPU profile of the app over each measured window (flame.html, CPU by layer)
-  WRK_THREADS="{v['WRK_THREADS']}"        wrk -t, each <= every CONNECTIONS value; one twice ("10 10") measures each JVM again
-  CONNECTIONS="{v['CONNECTIONS']}"          wrk -c
-  SCENARIO="{v['SCENARIO']}"            known: {' '.join(scenarios.SELECTABLE)} (a list runs each in turn)
-{"".join(s.usage(v) for s in scenarios.ALL)}  LOADGEN="{v['LOADGEN']}"              known: {' '.join(KNOWN_LOADGENS)}: wrk = closed loop (-t x -c), vegeta = open loop
-  RATE={v['RATE']}                      vegeta's constant arrival rate, req/s (latency from the intended send time;
-                               SCENARIO=degrade: 150 unless RATE is set)
-  REPEAT={v['REPEAT']}                     rounds of the whole matrix; every figure is then a median with its min–max
-  DURATION={v['DURATION']}  WARMUP={v['WARMUP']}  WRK_TIMEOUT={v['WRK_TIMEOUT'] or 'DURATION+20s'}   (N, Ns, Nm or Nh)
-                               WARMUP=auto: 3 s windows until the JIT settled (compiler <= 5 % of the app's CPU,
-                               CPU/request no longer falling by > 5 %, 3 in a row), 9..60 s; else "no steady state"
-  SLEEP_MS={v['SLEEP_MS']}          remote-sleep delay, 1..60000 (BACKEND=postgres: the pg_sleep of DB_QUERY=sleep)
-{db.usage(v)}  REMOTE_PORT={v['REMOTE_PORT']} APP_PORT={v['APP_PORT']} ADMIN_PORT={v['ADMIN_PORT']}   (all on 127.0.0.1)
-  RESULTS_DIR={v['RESULTS_DIR']}  START_TIMEOUT={v['START_TIMEOUT']}  JAVA_OPTS="{v['JAVA_OPTS']}"  APP_ARGS="{v['APP_ARGS']}"
-  CPUSETS="{v['CPUSETS']}"                  pin roles to CPUs (taskset), eg, "app=1 rest=0": roles app, backend (remote-sleep,
-                               PostgreSQL), loadgen (wrk, vegeta, pgbench, slow clients), rest = the others
-  HOSTS="{v['HOSTS']}"                    an Ansible inventory: groups app, backend, loadgen (one or more) on hosts of
-                               their own, reached over ssh (SCENARIO=call and the sweep; wrk, vegeta); docs/hosts.md
+# --help's examples: (arguments, environment, what it is). Each is planned when --help prints its
+# cell count, and a test plans every one (tests/test_bench.py): an example cannot drift.
+EXAMPLES = (
+    ("", {}, "the reference experiment"),
+    ("", {"APPS": "async-servlet sync-servlet", "THREADS": "1", "WRK_THREADS": "10"}, ""),
+    ("", {"APPS": "webflux", "CONTAINERS": "tomcat", "THREADS": "1 4", "CONNECTIONS": "100 1000"}, ""),
+    ("", {"APPS": "sync-servlet webflux", "CONTAINERS": "tomcat netty", "THREADS": "1 v1"}, ""),
+    ("", {"SCENARIO": "call slow-upload", "APPS": "sync-servlet nio-servlet", "THREADS": "1", "WRK_THREADS": "10"},
+     "slow clients beside wrk"),
+    ("", {"APP_ARGS": "--client-max-connections 16", "APPS": "webflux"}, "the 2021 write-up's trap"),
+    ("", {"LOADGEN": "wrk vegeta", "RATE": "50", "THREADS": "1", "WRK_THREADS": "10"},
+     "closed- and open-loop latency side by side"),
+    ("", {"REPEAT": "3"}, "medians with min–max: what `make compare` judges noise by"),
+    ("", {"SCENARIO": "fanout", "CONTAINERS": "tomcat", "THREADS": "1", "WRK_THREADS": "10"}, "one request, many calls"),
+    ("", {"BACKEND": "postgres", "APPS": "sync-servlet async-servlet webflux", "THREADS": "1"},
+     "a PostgreSQL query per request"),
+    ("", {"SCENARIO": "degrade"}, "a backend fault mid-run"),
+    ("", {"SCENARIO": "degrade", "FAULT": "error=50", "MAX_IN_FLIGHT": "0", "APP_ARGS": "--client-timeout-ms 2000"}, ""),
+    ("", {"PRESET": "2021"}, "the 2021 write-up's matrix, as it ran and as the lab runs it"),
+    ("sweep", {}, "make sweep: how far each model scales"),
+    ("sweep", {"BACKEND": "postgres"}, "make sweep BACKEND=postgres: each variant once per DB driver"),
+    ("sweep", {"SWEEP": "100 1000", "SWEEP_VARIANTS": "sync-servlet:200 async-servlet:1", "DURATION": "5s"}, ""),
+)
 
-The sweep (`make sweep`, `./bench.sh sweep`, or any run with SWEEP set): how far each model scales.
-Each variant runs at every level of SWEEP as wrk -c (one app reused upward, warmed up at each level),
-with a calibration cell per level; wrk -t = this machine's cores unless WRK_THREADS is set. It
-replaces APPS, CONTAINERS, THREADS, CONNECTIONS (and needs SCENARIO=call, LOADGEN=wrk, REPEAT=1).
-  SWEEP="{v['SWEEP']}"     connection levels; each must fit this machine's limits
-        (file descriptors: ~2 per connection in the app; ephemeral ports: see the environment lines)
-  SWEEP_VARIANTS="{v['SWEEP_VARIANTS']}"
-        app[@container]:threads[:client]; threads = N, vN (virtual, JDK 21+), or conns (a pool as large as the level);
-        client = jdk (default), reactor-netty or jetty
-  SWEEP_CONTAINER={v['SWEEP_CONTAINER']}        container of every variant without @container (jetty or tomcat)
 
-Examples:
-  ./bench.sh                                          # the reference experiment: 76 cells, ~17 min
-  APPS="async-servlet sync-servlet" THREADS=1 WRK_THREADS=10 ./bench.sh
-  APPS=webflux CONTAINERS=tomcat THREADS="1 4" CONNECTIONS="100 1000" ./bench.sh
-  APPS="sync-servlet webflux" CONTAINERS="tomcat netty" THREADS="1 v1" ./bench.sh
-  SCENARIO="call slow-upload" APPS="sync-servlet nio-servlet" THREADS=1 WRK_THREADS=10 ./bench.sh
-  APP_ARGS="--client-max-connections 16" APPS=webflux ./bench.sh   # the 2021 write-up's trap
-  LOADGEN="wrk vegeta" RATE=50 THREADS=1 WRK_THREADS=10 ./bench.sh  # closed- and open-loop latency side by side
-  REPEAT=3 ./bench.sh                                 # medians with min–max: what `make compare` judges noise by
-  SCENARIO=fanout CONTAINERS=tomcat THREADS=1 WRK_THREADS=10 ./bench.sh   # one request, many calls
-  make bench DURATION=30s && make compare A=results/<older stamp> B=results/latest
-  BACKEND=postgres APPS="sync-servlet async-servlet webflux" THREADS=1 ./bench.sh   # a PostgreSQL query per request
-  SCENARIO=degrade ./bench.sh                         # a backend fault mid-run: 4 variants x 2 limits, 50 s each, ~10 min
-  SCENARIO=degrade FAULT=error=50 MAX_IN_FLIGHT=0 APP_ARGS="--client-timeout-ms 2000" ./bench.sh
-  make sweep                                          # 9 variants x 6 levels, 100..10,000 connections, ~14 min
-  make sweep BACKEND=postgres                         # the sweep, each variant once per DB driver
-  SWEEP="100 1000" SWEEP_VARIANTS="sync-servlet:200 async-servlet:1" DURATION=5s ./bench.sh sweep"""
+def example_line(argv, env, what, n_cells):
+    command = " ".join([*(f'{k}="{v}"' if " " in v else f"{k}={v}" for k, v in env.items()), "./bench.sh", *([argv] if argv else [])])
+    return f"  {command:<70} # {what + ': ' if what else ''}{n_cells} cells"
+
+
+def usage(environ, examples=None):
+    """--help: what the bench does, every setting with its current value and what it sets, the examples
+    (examples: [(line)], already planned; main plans them)."""
+    lines = ["Usage: ./bench.sh [sweep] [--help]      (settings are environment variables)", "",
+             "Runs wrk against every app x container x pool size x wrk setting (x scenario) and writes",
+             "$RESULTS_DIR/<UTC stamp>/results.{md,json,csv} (+ raw wrk output and server logs). Every setting, with",
+             "more on each: docs/settings.md.", "", "Settings (current value):"]
+    lines += knobs.usage_lines(groups(), raw_values(environ))
+    lines += ["", "Examples:", *(examples or []),
+              "  make bench DURATION=30s && make compare A=results/<older stamp> B=results/latest"]
+    return "\n".join(lines)
 
 
 def cores():
@@ -195,6 +211,26 @@ def _durations(v):
     if not (re.fullmatch(r"[1-9][0-9]{0,4}", v["SLEEP_MS"]) and int(v["SLEEP_MS"]) <= 60000):
         raise UsageError(f"SLEEP_MS: '{v['SLEEP_MS']}' is not an integer in 1..60000")
     return duration_s, wrk_timeout
+
+
+def _matrix(v):
+    """APPS, CONTAINERS, THREADS, CLIENT, WRK_THREADS and CONNECTIONS, checked: the matrix's axes."""
+    apps = known("APPS", v["APPS"], KNOWN_APPS, "app")
+    containers = known("CONTAINERS", v["CONTAINERS"], KNOWN_CONTAINERS, "container")
+    threads = split_list(v["THREADS"])
+    if not threads:
+        raise UsageError("THREADS is empty")
+    for t in threads:
+        if not COUNT.fullmatch(t[1:] if is_virtual(t) else t):
+            raise UsageError(f"THREADS: '{t}' is not a positive integer or vN (virtual threads on N carriers)")
+    clients = known("CLIENT", v["CLIENT"], catalog.CLIENTS, "client")
+    wrk_threads = counts("WRK_THREADS", v["WRK_THREADS"])
+    connections = counts("CONNECTIONS", v["CONNECTIONS"])
+    for t in wrk_threads:
+        for c in connections:
+            if t > c:
+                raise UsageError(f"WRK_THREADS={t} > CONNECTIONS={c}: wrk needs at least one connection per thread")
+    return apps, containers, threads, clients, wrk_threads, connections
 
 
 def _ports(v):
@@ -229,23 +265,9 @@ def parse(environ, mode="matrix", n_cores=None):
     if mode != "matrix":
         environ, variants = scenarios.get(mode).environ(environ, n_cores or cores())
     v = raw_values(environ)
-    apps = known("APPS", v["APPS"], KNOWN_APPS, "app")
-    containers = known("CONTAINERS", v["CONTAINERS"], KNOWN_CONTAINERS, "container")
-    threads = split_list(v["THREADS"])
-    if not threads:
-        raise UsageError("THREADS is empty")
-    for t in threads:
-        if not COUNT.fullmatch(t[1:] if is_virtual(t) else t):
-            raise UsageError(f"THREADS: '{t}' is not a positive integer or vN (virtual threads on N carriers)")
-    clients = known("CLIENT", v["CLIENT"], catalog.CLIENTS, "client")
+    apps, containers, threads, clients, wrk_threads, connections = _matrix(v)
     if v["PROFILE"] not in ("0", "1"):
         raise UsageError(f"PROFILE: '{v['PROFILE']}' is not 0 or 1")
-    wrk_threads = counts("WRK_THREADS", v["WRK_THREADS"])
-    connections = counts("CONNECTIONS", v["CONNECTIONS"])
-    for t in wrk_threads:
-        for c in connections:
-            if t > c:
-                raise UsageError(f"WRK_THREADS={t} > CONNECTIONS={c}: wrk needs at least one connection per thread")
     duration_s, wrk_timeout = _durations(v)
     ports = _ports(v)
     start_timeout = count("START_TIMEOUT", v["START_TIMEOUT"])

@@ -21,7 +21,7 @@ import unittest
 from contextlib import redirect_stdout
 from pathlib import Path
 
-from labbench import report, settings
+from labbench import main, report, settings
 from labbench.plan import plan
 from labbench.report import compare
 
@@ -99,7 +99,7 @@ class Plans(unittest.TestCase):
                 same_as_expected(self, EXPECTED / expected, text)
 
     def test_help(self):
-        same_as_expected(self, EXPECTED / "help.txt", settings.usage({}) + "\n")
+        same_as_expected(self, EXPECTED / "help.txt", settings.usage({}, main.examples()) + "\n")
 
 
 if __name__ == "__main__":

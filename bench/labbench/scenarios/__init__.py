@@ -17,7 +17,8 @@ from .. import loadgens
 class Scenario:
     name = ""                   # the SCENARIO value (a planner like the sweep has none it is chosen by)
     selectable = True           # SCENARIO takes it
-    defaults: Dict[str, str] = {}   # its environment variables and their defaults (bench.sh --help)
+    settings = ()               # its own environment variables (knobs.Setting): --help, docs/settings.md, defaults
+    heading = ""                # --help's line above them: which runs read them
     fields = ()                 # its own keys of its cells: under its name in results.json ("degrade": {...}),
                                 # absent from other scenarios' cells; results.csv has a column for each
     has_ceiling = True          # a calibration cell of the same wrk load gives its cells a % of ceiling
@@ -26,9 +27,9 @@ class Scenario:
                                 # switched to virtual threads) and warmed again, not a fresh JVM (cells.App.resize)
 
     # ---- settings
-    def usage(self, v):
-        """Its lines in --help (v: every variable's current text)."""
-        return ""
+    @property
+    def defaults(self) -> Dict[str, str]:
+        return {s.name: s.default for s in self.settings}
 
     def parse(self, v) -> dict:
         """Its settings from the variables' texts, checked (settings.UsageError when wrong)."""

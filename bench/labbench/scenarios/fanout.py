@@ -5,6 +5,7 @@ import re
 
 from .. import catalog
 from ..checks import UsageError, counts, known
+from ..knobs import setting
 from ..loadgens import probe as one_at_a_time
 from ..report.fmt import error_total, f_cores, f_int, f_lat, f_rps, num, ranged, status_text, threads_label, threads_order
 from ..report.tables import each_cell, group_tables
@@ -23,11 +24,6 @@ class Fanout(Scenario):
     }
     fields = ("fanout_n", "fanout_ms")
     has_ceiling = False        # its requests make N calls each, the calibration's make one
-
-    def usage(self, v):
-        return (f"  FANOUT=\"{v['FANOUT']}\"  FANOUT_MS={v['FANOUT_MS']}  FANOUT_APPS=\"{v['FANOUT_APPS'] or '(all)'}\"\n"
-                f"        SCENARIO=fanout: each fan-out app timed one request at a time for each N (GET /fanout?n=N&ms=FANOUT_MS),\n"
-                f"        then under wrk's load with N = {FANOUT_LOAD_N}; apps: {' '.join(catalog.apps_for(self.name))}\n")
 
     def parse(self, v):
         fanout = counts("FANOUT", v["FANOUT"])

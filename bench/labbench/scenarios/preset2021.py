@@ -9,6 +9,7 @@ latency figures (#2). "as 2021" reproduces both on purpose (--client reactor-net
 --client-max-connections 16, wrk --timeout 2s); "as the lab" is the same matrix on the JDK client
 without a cap and a timeout longer than the run. A planner of call cells, like the sweep."""
 from ..checks import UsageError
+from ..knobs import setting
 from ..report.fmt import f_int, f_lat, f_pct, f_rps, status_text, threads_order
 from . import Scenario
 
@@ -31,7 +32,9 @@ NOT_IN_PRESET = ("APPS", "CONTAINERS", "THREADS", "CLIENT", "WRK_THREADS", "CONN
 class Preset2021(Scenario):
     name = "preset2021"
     selectable = False
-    defaults = {"PRESET": ""}      # 2021: the write-up's matrix as it ran it, beside the lab's
+    settings = (setting("PRESET", "", "`2021`: the 2021 write-up's matrix as it ran it (16-connection Reactor Netty "
+                        "pool, wrk's 2 s timeout), then as the lab runs it, side by side"),)
+    heading = "PRESET=2021: a matrix of its own"
 
     def selected(self, argv, environ):
         return environ.get("PRESET") == "2021"
@@ -66,10 +69,6 @@ class Preset2021(Scenario):
     def starting_lines(self, s):
         return [f"== PRESET=2021: the write-up's matrix as it ran it ({POOL}-connection Reactor Netty pool, wrk "
                 f"--timeout 2s), then as the lab runs it (the JDK client, no cap, wrk --timeout {s.wrk_timeout})"]
-
-    def usage(self, v):
-        return (f"  PRESET=\"{v['PRESET']}\"              2021: the write-up's matrix as it ran it, then as the lab runs it, "
-                "side by side\n")
 
     def verdict(self, run):
         if run["meta"].get("mode") != self.name:

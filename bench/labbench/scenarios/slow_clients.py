@@ -12,6 +12,7 @@ import time
 
 from .. import place, procs
 from ..checks import count
+from ..knobs import setting
 from ..report.fmt import (error_total, f_bytes_per_s, f_int, f_lat, f_pct, f_rps, num, ranged, read_json,
                           throughput)
 from ..report.tables import group_tables
@@ -161,16 +162,13 @@ class SlowClientsScenario(Scenario):
 
 class SlowUpload(SlowClientsScenario):
     """Owns the settings both slow scenarios share (SLOW_CLIENTS, SLOW_RATE, SLOW_BYTES)."""
-    defaults = {
-        "SLOW_CLIENTS": "10",      # slow-* scenarios: how many slow clients run beside wrk
-        "SLOW_RATE": "1000",       # bytes per second each slow client sends or reads
-        "SLOW_BYTES": "",          # bytes each slow client sends or reads; empty = the scenario's default
-    }
-
-    def usage(self, v):
-        return (f"  SLOW_CLIENTS={v['SLOW_CLIENTS']}  SLOW_RATE={v['SLOW_RATE']}  SLOW_BYTES={v['SLOW_BYTES'] or '(default)'}\n"
-                f"        slow-* scenarios: slow clients beside wrk, bytes/s each, bytes each\n"
-                f"        (default SLOW_BYTES: slow-upload {UPLOAD.default_bytes}, slow-download {DOWNLOAD.default_bytes})\n")
+    settings = (
+        setting("SLOW_CLIENTS", "10", "slow clients beside wrk in a `slow-*` cell", "value"),
+        setting("SLOW_RATE", "1000", "bytes per second each slow client sends or reads", "value"),
+        setting("SLOW_BYTES", "", "bytes each slow client sends or reads; empty = the scenario's default (4096 up, "
+                "16777216 down)"),
+    )
+    heading = "SCENARIO=slow-upload, slow-download: slow clients beside wrk"
 
     def parse(self, v):
         slow_bytes = None

@@ -8,6 +8,7 @@ import dataclasses
 
 from ... import catalog, db, settings
 from ...checks import UsageError, counts
+from ...knobs import setting
 from ...report import charts
 from ...variants import parse_variants
 from .. import Scenario
@@ -53,12 +54,20 @@ def draw_charts(run_dir):
 class Sweep(Scenario):
     name = "sweep"
     selectable = False          # chosen by `./bench.sh sweep` or SWEEP, not by SCENARIO
-    defaults = {
-        "SWEEP": "100 500 1000 2000 5000 10000",   # the connection levels every sweep variant runs at
-        "SWEEP_VARIANTS": "sync-servlet:200 sync-servlet:conns sync-servlet:v1 async-servlet:1 nio-servlet:1 "
-                          "webflux:1 webflux@netty:1 webflux@netty:1:reactor-netty async-servlet:1:jetty",
-        "SWEEP_CONTAINER": "jetty",  # the container of every variant without @container
-    }
+    settings = (
+        setting("SWEEP", "100 500 1000 2000 5000 10000", "the sweep's connection levels; each must fit this machine's "
+                "limits (file descriptors: ~2 per connection in the app; ephemeral ports)", "list"),
+        setting("SWEEP_VARIANTS", "sync-servlet:200 sync-servlet:conns sync-servlet:v1 async-servlet:1 nio-servlet:1 "
+                "webflux:1 webflux@netty:1 webflux@netty:1:reactor-netty async-servlet:1:jetty",
+                "the sweep's variants, `app[@container]:threads[:client]` (threads `N`, `vN` or `conns`: a pool as large "
+                "as the level; client `jdk` by default)", "list"),
+        setting("SWEEP_CONTAINER", "jetty", "the container of every sweep variant without `@container` (`jetty` or "
+                "`tomcat`)"),
+    )
+    heading = ("The sweep (`make sweep`, `./bench.sh sweep`, or any run with SWEEP set): how far each model scales. Each "
+               "variant runs at every level of SWEEP as wrk -c (one app reused upward, warmed up at each level), with a "
+               "calibration cell per level; wrk -t = this machine's cores unless WRK_THREADS is set. It replaces APPS, "
+               "CONTAINERS, THREADS, CONNECTIONS (and needs SCENARIO=call, LOADGEN=wrk, REPEAT=1)")
 
     def selected(self, argv, environ):
         return argv == [self.name] or bool(environ.get("SWEEP"))
@@ -149,9 +158,6 @@ class Sweep(Scenario):
                  f"({' '.join(map(str, s.connections))} connections), wrk -t{' -t'.join(map(str, s.wrk_threads))}; "
                  f"one app per variant, reused from level to level and warmed up at each"]
                 + [f"   {v.id:28s} {v.label}" for v in s.variants])
-
-    def usage(self, v):
-        return ""
 
 
 SCENARIO = Sweep()
