@@ -20,7 +20,7 @@ from . import csvout, db as dbreport, figures, hosts as hostsreport, layers
 from .figures import calibration_record, cell_record, ceilings_of, load_run, read_results, results_json  # noqa: F401
 from .fmt import (error_total, f_cores, f_int, f_lat, f_mb, f_pct, f_rps, per_connection, ranged, status_text,
                   throughput, write_atomically)
-from .summary import first_screen
+from .summary import JIT_WARM, first_screen
 
 
 def summary_line(rec):
@@ -226,8 +226,8 @@ def all_cells(cells):
     w("| # |" + (" scenario |" if show_scenario else "") + " app | container | threads | wrk -t | -c | requests "
       "| req/s | steady | bound | ceiling | % ceil. "
       "| resp./conn. | avg | p50 | p90 | p99 | max | timeouts | > 2 s | errors c/r/w/s | unfinished | handler thr. "
-      "| client thr. | peak thr. | peak RSS MB | CPU box | CPU app | CPU wrk | CPU ms/req | load ms/req | app | status |\n")
-    w("|---:|" + ("---|" if show_scenario else "") + "---|---|" + "---:|" * 27 + "---|---|\n")
+      "| client thr. | peak thr. | peak RSS MB | CPU box | CPU app | CPU wrk | CPU ms/req | JIT % | load ms/req | app | status |\n")
+    w("|---:|" + ("---|" if show_scenario else "") + "---|---|" + "---:|" * 28 + "---|---|\n")
     for c in sorted(wrk_cells, key=lambda c: c["index"] or 0):
         e = c.get("errors")
         errs = "/".join(str(e[k]) for k in ("connect", "read", "write", "status")) if e else "—"
@@ -244,9 +244,18 @@ def all_cells(cells):
           f"{f_int(c.get('client_threads'))} | {f_int(c.get('peak_threads'))} | {f_mb(c.get('peak_rss_mb'))} | "
           f"{'—' if c.get('cpu_box_pct') is None else str(c['cpu_box_pct']) + ' %'} | "
           f"{f_cores(c.get('cpu_app_cores'))} | {f_cores(c.get('cpu_wrk_cores'))} | "
-          f"{f_cores(c.get('cpu_ms_per_request'))} | {f_load(c)} | {c.get('app_start') or '—'} | {status_text(c)} |\n")
+          f"{f_cores(c.get('cpu_ms_per_request'))} | {f_jit(c)} | {f_load(c)} | {c.get('app_start') or '—'} | {status_text(c)} |\n")
 
     return out.getvalue()
+
+
+def f_jit(c):
+    """The JIT compiler's share of the app's CPU in the cell's window, ⚠ above a warm window's
+    (summary.JIT_WARM): its CPU ms/req is then partly the compiler's."""
+    share = c.get("jit_pct")
+    if share is None:
+        return "—"
+    return f"{share:.0f}" + (" ⚠" if share > JIT_WARM else "")
 
 
 def f_load(c):

@@ -63,9 +63,6 @@ def verdict_text(cells):
         by = worst.get("bound_by")     # BACKEND=postgres: connections, threads, DB pool or executor threads
         mark += (f" (its {by} bound: {100 * bound / ceiling:.0f} %)" if by
                  else f" (its pool's bound: {100 * bound / ceiling:.0f} %)")   # Little's law, not a failure
-    cold = [c for c in cells if c.get("jit_pct") is not None and c["jit_pct"] > JIT_WARM]
-    if cold:
-        mark += f" ⚠ JIT {max(c['jit_pct'] for c in cold):.0f} %"
     if any(c.get("warmup_outcome") == "no steady state" for c in cells):
         mark += " ⚠ no steady state"
     failed = sum(c.get("rounds_failed") or 0 for c in cells)
@@ -124,7 +121,7 @@ def share_line(ran, run):
             f"highest {top['jit_pct']:.1f} % ({top['app']} {top['container']} threads={top['threads']})"
             + (f"; CPU ms/req without the compiler's threads {lean[0]:.3f}–{lean[-1]:.3f}" if lean else "")
             + load_part([c for c in run["cells"] if c["status"] == "ok"]) + "; "
-            + (f"{cold} of {len(ran)} cells above {JIT_WARM:g} % (⚠ JIT in the verdict): their CPU figures are partly the compiler's.\n"
+            + (f"{cold} of {len(ran)} cells above {JIT_WARM:g} % (⚠ beside their JIT % in *All cells*): their CPU figures are partly the compiler's.\n"
                if cold else f"every cell at most {JIT_WARM:g} %: the CPU figures are a warm JVM's.\n"))
     return line
 
