@@ -50,49 +50,40 @@ def series(cells, value):
     return xs, [float("nan") if y is None else y for y in ys]
 
 
+def ceilings(meta, levels):
+    """(the ceiling per level, its legend): wrk straight at remote-sleep, or for BACKEND=postgres
+    pgbench at min(level, DB pool) clients, one per level."""
+    ceiling = {c["connections"]: throughput(c) for c in meta["calibration"]
+               if c["loadgen"] == "wrk" and c["status"] == "ok"}
+    pgbench = [c for c in meta["calibration"] if c["loadgen"] == "pgbench" and c["status"] == "ok" and c.get("rps")]
+    if not pgbench:
+        return ceiling, "ceiling (wrk straight at remote-sleep)"
+    by_clients = {c.get("connections"): c["rps"] for c in pgbench if c.get("round", 1) == 1}
+    pool = max(by_clients)
+    return {lvl: by_clients.get(min(lvl, pool)) for lvl in levels}, "ceiling (pgbench, min(connections, DB pool) clients)"
+
+
+# Each chart: its y axis, the figure of a cell it plots, its scale.
+CHARTS = {
+    "sweep-throughput": ("steady req/s, log scale", lambda c: throughput(c), "log"),
+    "sweep-p99": ("p99 latency (s), log scale", lambda c: None if c.get("p99_ms") is None else c["p99_ms"] / 1000.0, "log"),
+    "sweep-rss": ("app peak RSS (MB)", lambda c: c.get("peak_rss_mb"), "linear"),
+    "sweep-cpu": ("app CPU ms per request", lambda c: c.get("cpu_ms_per_request"), "linear"),
+}
+
+
 def draw(run, out_dir):
     meta = run["meta"]
     variants = [(v, label, cells) for v, label, cells in sweep.sweep_variants(run)
                 if any(c["status"] == "ok" for c in cells)]
     levels = meta.get("sweep") or sorted({c["connections"] for _v, _l, cells in variants for c in cells})
-    ceiling = {c["connections"]: throughput(c) for c in meta["calibration"]
-               if c["loadgen"] == "wrk" and c["status"] == "ok"}
-    ceiling_label = "ceiling (wrk straight at remote-sleep)"
-    pgbench = [c for c in meta["calibration"] if c["loadgen"] == "pgbench" and c["status"] == "ok" and c.get("rps")]
-    if pgbench:      # BACKEND=postgres: pgbench at min(level, DB pool) clients, one per level
-        by_clients = {c.get("connections"): c["rps"] for c in pgbench if c.get("round", 1) == 1}
-        pool = max(by_clients)
-        ceiling = {lvl: by_clients.get(min(lvl, pool)) for lvl in levels}
-        ceiling_label = "ceiling (pgbench, min(connections, DB pool) clients)"
     subtitle = f"{meta.get('date', '')} · {meta.get('cpu', '')} · wrk -d{meta.get('duration_s')}s"
-    charts = {
-        "sweep-throughput": ("steady req/s, log scale", lambda c: throughput(c), "log"),
-        "sweep-p99": ("p99 latency (s), log scale", lambda c: None if c.get("p99_ms") is None else c["p99_ms"] / 1000.0,
-                      "log"),
-        "sweep-rss": ("app peak RSS (MB)", lambda c: c.get("peak_rss_mb"), "linear"),
-        "sweep-cpu": ("app CPU ms per request", lambda c: c.get("cpu_ms_per_request"), "linear"),
-    }
     titles = dict(sweep.CHARTS)
     out_dir.mkdir(exist_ok=True)
     written = []
-    for name, (ylabel, value, yscale) in charts.items():
+    for name, (ylabel, value, yscale) in CHARTS.items():
         if name == "sweep-throughput":
-            # Beside req/s (log-log: a plateau is flat, the ceiling a diagonal), the same as % of
-            # each level's ceiling, where the knee's 95 % line is.
-            fig, (ax, pct) = plt.subplots(1, 2, figsize=(14, 5.5), layout="constrained")
-            xs = sorted(ceiling)
-            ax.plot(xs, [ceiling[x] for x in xs], linestyle="--", color="black", linewidth=1.5,
-                    label=ceiling_label)
-            for i, (_v, label, cells) in enumerate(variants):
-                pct.plot(*series(cells, lambda c: c.get("pct_of_ceiling")), marker=MARKERS[i % len(MARKERS)],
-                         linewidth=1.6, markersize=5, label=label)
-            pct.axhline(sweep.KNEE_PCT, color="grey", linestyle=":", linewidth=1.2,
-                        label=f"{sweep.KNEE_PCT:g} %: below it is the knee")
-            level_ticks(pct, levels)
-            pct.set_ylim(0, 105)
-            pct.set_ylabel("% of that level's ceiling")
-            pct.set_title(f"% of the ceiling vs connections\n{subtitle}", fontsize=10)
-            pct.legend(fontsize=8, loc="lower left")
+            fig, ax = throughput_figure(variants, levels, *ceilings(meta, levels), subtitle)
         else:
             fig, ax = plt.subplots(figsize=(9, 5.5), layout="constrained")
         for i, (_v, label, cells) in enumerate(variants):
@@ -114,6 +105,24 @@ def draw(run, out_dir):
             written.append(path)
         plt.close(fig)
     return written
+
+
+def throughput_figure(variants, levels, ceiling, ceiling_label, subtitle):
+    """req/s (log-log: a plateau is flat, the ceiling a diagonal) beside the same as % of each
+    level's ceiling, where the knee's 95 % line is: (the figure, the req/s axes)."""
+    fig, (ax, pct) = plt.subplots(1, 2, figsize=(14, 5.5), layout="constrained")
+    xs = sorted(ceiling)
+    ax.plot(xs, [ceiling[x] for x in xs], linestyle="--", color="black", linewidth=1.5, label=ceiling_label)
+    for i, (_v, label, cells) in enumerate(variants):
+        pct.plot(*series(cells, lambda c: c.get("pct_of_ceiling")), marker=MARKERS[i % len(MARKERS)],
+                 linewidth=1.6, markersize=5, label=label)
+    pct.axhline(sweep.KNEE_PCT, color="grey", linestyle=":", linewidth=1.2, label=f"{sweep.KNEE_PCT:g} %: below it is the knee")
+    level_ticks(pct, levels)
+    pct.set_ylim(0, 105)
+    pct.set_ylabel("% of that level's ceiling")
+    pct.set_title(f"% of the ceiling vs connections\n{subtitle}", fontsize=10)
+    pct.legend(fontsize=8, loc="lower left")
+    return fig, ax
 
 
 def main(argv):
