@@ -7,7 +7,7 @@ import signal
 import urllib.parse
 from pathlib import Path
 
-from . import catalog, db, place, procs, remote, warmup
+from . import catalog, db, place, procs, remote, warmup, web
 from .checks import is_virtual
 from .plan import pool_rank
 
@@ -70,9 +70,9 @@ class App:
         timeout_s = cell.scene.call_ms(s) // 1000 + 5 + conns // 200
         fast = fault is not None and remote.fast(fault, f"{(timeout_s + 10) * 1000}ms:delay=0")
         try:
-            if procs.wait_drained(self.admin + "/stats", timeout_s):
+            if web.wait_drained(self.admin + "/stats", timeout_s):
                 return None
-            left = procs.get_json(self.admin + "/stats") or {}
+            left = web.get_json(self.admin + "/stats") or {}
             return (f"{left.get('inFlight', '?')} in flight and {left.get('queued', 0)} queued after {timeout_s} s"
                     + (", remote-sleep answering at once" if fast else ""))
         finally:
@@ -86,7 +86,7 @@ class App:
         matrix: 26-45 s to start, verify, warm up and read the rest of a fresh JVM at 200 threads,
         16-26 s for a grown one (it compiles the larger pool's paths: docs/traps.md #41)."""
         try:
-            code, body = procs.http(f"{self.admin}/pool?threads={cell.threads}", method="POST")
+            code, body = web.http(f"{self.admin}/pool?threads={cell.threads}", method="POST")
         except OSError as e:
             return f"POST /pool?threads={cell.threads} failed: {getattr(e, 'reason', e)}"
         text = body.decode(errors="replace").strip()
@@ -131,7 +131,7 @@ class App:
         self.proc = place.start("app", cmd, out=self.log)
         self.key, self.had_side_load = cell.app_key, False
         self.threads, self.resized_line = cell.threads, None
-        return procs.wait_ready(self.proc, self.admin + "/stats", self.log, [s.app_port, s.admin_port],
+        return web.wait_ready(self.proc, self.admin + "/stats", self.log, [s.app_port, s.admin_port],
                                 s.start_timeout, host=place.address("app"))
 
     def stop(self):
@@ -155,7 +155,7 @@ class App:
         if cell.db_driver and self.lab.s.db_query == "rows":
             expect = "row "            # DB_QUERY=rows answers lab_rows as JSON: names "row 1" ... "row 10"
         try:
-            code, body = procs.http(self.lab.url(self.lab.s.app_port, path), timeout=10)
+            code, body = web.http(self.lab.url(self.lab.s.app_port, path), timeout=10)
         except OSError as e:
             return f"verify: GET {path} failed: {getattr(e, 'reason', e)}"
         out.write_bytes(body)
@@ -209,7 +209,7 @@ class App:
         if reason is None:
             rec.rest = self.rest
             try:
-                procs.http(self.admin + "/stats/reset", method="POST")
+                web.http(self.admin + "/stats/reset", method="POST")
             except OSError:
                 reason = "POST /stats/reset failed"
         return reason
@@ -237,7 +237,7 @@ class App:
 
     def profile_start(self):
         try:
-            status, _ = procs.http(self.admin + "/profile/start", method="POST")
+            status, _ = web.http(self.admin + "/profile/start", method="POST")
         except OSError:
             return False
         return status == 200
@@ -245,7 +245,7 @@ class App:
     def profile_stop(self, out_dir):
         """Stop the app's profile: it writes flame.html and collapsed.txt into out_dir; its JSON answer."""
         try:
-            status, body = procs.http(self.admin + "/profile/stop?dir=" + urllib.parse.quote(str(out_dir.resolve())),
+            status, body = web.http(self.admin + "/profile/stop?dir=" + urllib.parse.quote(str(out_dir.resolve())),
                                       method="POST", timeout=60)
             return json.loads(body) if status == 200 else {"error": f"HTTP {status}: {body[:200]!r}"}
         except (OSError, ValueError) as e:

@@ -1,7 +1,7 @@
 """The calibration cells: the same load straight at the backend, once per load setting (and round).
 Their figures are the ceiling each cell is read against (docs/traps.md #14): what this box and this
 window can reach with a server that only waits."""
-from . import db, loadgens, procs
+from . import db, loadgens, web
 from .record import CellRecord
 
 
@@ -42,7 +42,7 @@ def calibrate(lab, summary, rnd=1):
                          sleep_ms=s.sleep_ms)
         rec.save(d / "cell.json")
         print(f"== calibration{again}: {gen.name} at {s.rate} req/s straight at remote-sleep /sleep")
-        procs.wait_drained(remote_stats, s.sleep_ms // 1000 + 5)
+        web.wait_drained(remote_stats, s.sleep_ms // 1000 + 5)
         reason, rec.measured = gen.calibrate(lab, d, lab.url(s.remote_port, "/sleep"))
         rec.status = "ok" if reason is None else f"FAILED: {reason}"
         rec.save(d / "cell.json")

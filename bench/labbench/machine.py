@@ -11,7 +11,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import place, procs
+from . import place, procs, web
 from .catalog import MODULE_OF
 from .checks import Fatal
 
@@ -54,7 +54,7 @@ def check(s):
 
     for name, port, role in (("REMOTE_PORT", s.remote_port, "backend"), ("APP_PORT", s.app_port, "app"),
                              ("ADMIN_PORT", s.admin_port, "app")):
-        if procs.port_open(port, place.address(role)):
+        if web.port_open(port, place.address(role)):
             raise Fatal(f"port {port} ({name}) is in use on {place.address(role)}: stop what holds it or set {name}")
 
     nofile, hard = raise_nofile()      # limits.plan() has checked it against the largest level

@@ -1,5 +1,6 @@
-"""The processes we start (servers, wrk, side loads, the build), how we stop them, and how we
-talk to the servers: readiness, /stats, CPU ticks from /proc.
+"""The processes we start on this machine (servers, wrk, side loads, the build), how we stop them,
+and what /proc says of them: CPU ticks, peak RSS and threads. place.py runs a role's process here or
+on its host; web.py talks to the servers over HTTP.
 
 Every child starts in a process group of its own, so a Ctrl-C in the terminal reaches only the
 harness, which then stops each child in order (an app gets its TERM and writes its class-data
@@ -8,17 +9,12 @@ run until it has been reaped, and stop_all() (main's cleanup) stops what is left
 the child's own PID: exactly what we started, never a name.
 """
 import contextlib
-import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import threading
 import time
-import urllib.error
-import urllib.request
-from http.client import HTTPException
 
 CHILDREN = []                 # started and not yet reaped: what stop_all() stops
 AT_STOP = []                  # what stop_all() also stops, after them: servers that are no child of ours
@@ -135,69 +131,6 @@ def stop_all():
         stop(p)
     while AT_STOP:
         AT_STOP.pop()()
-
-
-# ---------------------------------------------------------------- talking to the servers
-
-# Never through a proxy: every URL here is 127.0.0.1 or a host of HOSTS, and http_proxy may be set.
-_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-
-
-def http(url, method="GET", timeout=5.0):
-    """(status, body bytes) of a local URL; raises OSError when it does not answer."""
-    req = urllib.request.Request(url, method=method, data=b"" if method == "POST" else None)
-    try:
-        with _OPENER.open(req, timeout=timeout) as r:
-            return r.status, r.read()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read()
-    except HTTPException as e:            # a broken answer: as bad as none
-        raise OSError(f"bad HTTP answer: {e!r}") from e
-
-
-def get_json(url):
-    """The JSON a URL answers with 2xx, or None."""
-    try:
-        status, body = http(url)
-        return json.loads(body) if status < 300 else None
-    except (OSError, ValueError):
-        return None
-
-
-def port_open(port, host="127.0.0.1"):
-    """True when something accepts TCP connections on host:port."""
-    try:
-        with socket.create_connection((host, port), timeout=1):
-            return True
-    except OSError:
-        return False
-
-
-def wait_ready(p, stats_url, log, ports, timeout_s, host="127.0.0.1"):
-    """Wait until a server answers: its process lives, every port accepts on `host`, and the stats
-    URL answers. Polls every 50 ms; None when ready, else the reason."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if not alive(p):
-            lines = [line for line in read_lines(log) if not line.startswith("host-run: ")]
-            first_error = next((line for line in lines if "ERROR" in line or "Exception" in line), None)
-            return f"exited at start: {first_error or (lines[-1] if lines else '')}"
-        if all(port_open(port, host) for port in ports) and get_json(stats_url) is not None:
-            return None
-        time.sleep(0.05)
-    return f"did not answer within {timeout_s}s (see {log.parent.name}/{log.name})"
-
-
-def wait_drained(stats_url, timeout_s):
-    """Wait (at most timeout_s) until the server has nothing in flight and nothing queued for a
-    pool thread (remote-sleep reports no queue). True when drained."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        stats = get_json(stats_url) or {}
-        if stats.get("inFlight") == 0 and stats.get("queued", 0) == 0:
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def read_lines(path):

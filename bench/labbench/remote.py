@@ -2,7 +2,7 @@
 answer every call at once for a while (a warm-up on the measured request, a drain), then to let
 every call wait its own delay again. The degrade scenario drives the same endpoint with its fault
 timeline (scenarios/degrade)."""
-from . import place, procs
+from . import place, procs, web
 from .checks import Fatal
 
 
@@ -14,7 +14,7 @@ def start(lab):
                                          *s.java_opts, "-jar", "remote-sleep/target/remote-sleep.jar",
                                          "--host", place.address("backend"), "--port", str(s.remote_port),
                                          "--delay-ms", str(s.sleep_ms)], out=log)
-    reason = procs.wait_ready(lab.remote, lab.url(s.remote_port, "/stats"), log, [s.remote_port], s.start_timeout,
+    reason = web.wait_ready(lab.remote, lab.url(s.remote_port, "/stats"), log, [s.remote_port], s.start_timeout,
                               host=place.address("backend"))
     if reason:
         raise Fatal(f"remote-sleep: {reason}")
@@ -31,7 +31,7 @@ def fault_url(lab, cell):
 def fast(fault_url, schedule):
     """Start a fault schedule at remote-sleep now (eg, "3000ms:delay=0"); False when it does not take it."""
     try:
-        return procs.http(f"{fault_url}?schedule={schedule}", method="POST")[0] == 200
+        return web.http(f"{fault_url}?schedule={schedule}", method="POST")[0] == 200
     except OSError:
         return False
 
@@ -39,6 +39,6 @@ def fast(fault_url, schedule):
 def end_fault(fault_url):
     """End remote-sleep's fault schedule: every call waits its own delay again."""
     try:
-        procs.http(fault_url, method="DELETE")
+        web.http(fault_url, method="DELETE")
     except OSError:
         pass    # remote-sleep gone: the cell fails on its own

@@ -13,7 +13,7 @@ CPU_FALL_MAX. Before FLOOR_S it never has; past CAP_S the cell is measured anywa
 import time
 from dataclasses import dataclass
 
-from . import place, procs, remote
+from . import place, remote, web
 
 # 3 s: in 2 s windows the same 15 fresh JVMs warmed 8.5 % longer, and a light load while the compiler
 # works did not shorten it either (docs/traps.md #41).
@@ -163,14 +163,14 @@ def auto_warm_up(url, wt, conns, out, stats_url, measured_url=None, fault_url=No
 
 
 def _windows(url, wt, conns, out, stats_url, how, fault_url, schedule):
-    windows, reads = [], [{"t": time.monotonic(), "stats": procs.get_json(stats_url)}]
+    windows, reads = [], [{"t": time.monotonic(), "stats": web.get_json(stats_url)}]
     while True:
         if windows and fault_url:
             remote.fast(fault_url, schedule)      # the window's own schedule, from its start
         # from the first load host: a warm-up needs the app's code paths, not the split
         cmd = ["wrk", "-t", str(wt), "-c", str(conns), "-d", f"{WINDOW_S}s", url]
         place.run("loadgen", cmd, out.with_name(f"{out.stem}-{len(windows) + 1:02d}{out.suffix}"))
-        reads.append({"t": time.monotonic(), "stats": procs.get_json(stats_url)})
+        reads.append({"t": time.monotonic(), "stats": web.get_json(stats_url)})
         if reads[-2]["stats"] is None or reads[-1]["stats"] is None or "jvm" not in reads[-1]["stats"]:
             return {"mode": "auto", "outcome": "unknown", "text": "no /stats jvm object to judge the JIT by",
                     "command": place.shown("loadgen", cmd), "how": how, "windows": [w.to_json() for w in windows]}
@@ -189,9 +189,9 @@ def at_rest(stats_url, seconds=REST_S):
     """The app's CPU with no load at all for `seconds`, after its warm-up (issue 26): what the JVM
     spends on its own (GC threads, timers, selectors, the compiler's leftovers), so that a cell can
     say what the load added per request. {} when /stats has no jvm object."""
-    before = {"t": time.monotonic(), "stats": procs.get_json(stats_url)}
+    before = {"t": time.monotonic(), "stats": web.get_json(stats_url)}
     time.sleep(seconds)
-    after = {"t": time.monotonic(), "stats": procs.get_json(stats_url)}
+    after = {"t": time.monotonic(), "stats": web.get_json(stats_url)}
     if not all(r["stats"] and "jvm" in r["stats"] for r in (before, after)):
         return {}
     w = window(before, after)

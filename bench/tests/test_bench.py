@@ -158,8 +158,8 @@ class ReuseTest(unittest.TestCase):
         def http(url, method="GET", timeout=5.0):
             self.calls.append(f"{method} {url.split(':', 2)[2].split('/', 1)[1]}")
             return answers.get("/" + url.split("/", 3)[3], (200, b"{}"))
-        self.patch(self.app_mod.procs, "http", http)
-        self.patch(self.app_mod.procs, "wait_drained", lambda url, s: True)
+        self.patch(self.app_mod.web, "http", http)
+        self.patch(self.app_mod.web, "wait_drained", lambda url, s: True)
         self.patch(self.app_mod.warmup, "warm_up", lambda *a, **k: self.calls.append(f"warm up at {a[5]} threads") or {"outcome": "settled"})
         self.patch(self.app_mod.warmup, "at_rest", lambda url: self.calls.append("rest") or {"cpu_ms": 1})
         rec = self.cells._new_record(self.lab.s, two_hundred)
@@ -273,7 +273,7 @@ class DrainTest(unittest.TestCase):
         self.cells, self.app_mod, self.calls, self.in_flight = cells_mod, app_mod, [], 100
         for name, fn in [("http", self.http), ("get_json", lambda url: {"inFlight": self.in_flight, "queued": 7}),
                          ("wait_drained", self.wait_drained)]:
-            p = mock.patch.object(app_mod.procs, name, fn)
+            p = mock.patch.object(app_mod.web, name, fn)
             p.start()
             self.addCleanup(p.stop)
 
@@ -304,7 +304,7 @@ class DrainTest(unittest.TestCase):
                                   THREADS="1", WRK_THREADS="10", FANOUT_MS=30000)
         self.http = lambda url, method="GET", timeout=5.0: self.calls.append(method) or (200, b"{}")   # nothing drains
         from unittest import mock
-        with mock.patch.object(self.app_mod.procs, "http", self.http):
+        with mock.patch.object(self.app_mod.web, "http", self.http):
             self.assertEqual("100 in flight and 7 queued after 35 s, remote-sleep answering at once",
                              app.drain(cells[1], 100))      # a call already at remote-sleep keeps its 30 s
 

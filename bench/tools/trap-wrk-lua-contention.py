@@ -22,7 +22,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
-from labbench import catalog, place, procs              # noqa: E402
+from labbench import catalog, place, procs, web         # noqa: E402
 from labbench.pg import free_port                       # noqa: E402
 from labbench.checks import UsageError                  # noqa: E402
 from labbench.loadgens import wrk                       # noqa: E402
@@ -50,13 +50,13 @@ def window(app, url, admin, wt, lua, out):
     if lua:
         cmd += ["--timeout", "30s", "--latency", "-s", str(ROOT / "bench" / "tools" / "wrk-json.lua")]
         env.update(WRK_JSON=str(out / "wrk.json"), WRK_CONNECTIONS=str(CONNS), WRK_TIMEOUT_S="30")
-    s0, (ns0, cs0) = procs.get_json(admin), threads_of(app.pid)
+    s0, (ns0, cs0) = web.get_json(admin), threads_of(app.pid)
     procs.run(place.command("loadgen", cmd + [url]), out=out / f"wrk-t{wt}.txt", env=env)
-    s1, (ns1, cs1) = procs.get_json(admin), threads_of(app.pid)
+    s1, (ns1, cs1) = web.get_json(admin), threads_of(app.pid)
     n = s1["completed"] - s0["completed"]
     print(f"  -t{wt:<4} {n:5d} requests  {(ns1 - ns0) / 1e6 / n:.3f} CPU ms/req  "
           f"{(cs1 - cs0) / n:5.2f} context switches/req", flush=True)
-    procs.wait_drained(admin, 5)
+    web.wait_drained(admin, 5)
 
 
 def main():
@@ -83,14 +83,14 @@ def main():
                                                 "--host", "127.0.0.1", "--port", str(ap), "--admin-port", str(adp),
                                                 "--remote", f"http://127.0.0.1:{rp}"]), out=out / "app.log")
         admin, url = f"http://127.0.0.1:{adp}/stats", f"http://127.0.0.1:{ap}/call"
-        why = procs.wait_ready(app, admin, out / "app.log", [ap, adp], 60)
+        why = web.wait_ready(app, admin, out / "app.log", [ap, adp], 60)
         if why:
             sys.exit(f"ERROR: {app_name} did not start: {why}")
         for lua in (False, True):
             # the rule's warm-up before each half: its windows and outcome as the bench prints them
             wrk.auto_warm_up(url + "?ms=0", 10, CONNS, out / "warmup.txt", admin, measured_url=url,
                              fault_url=f"http://127.0.0.1:{rp}/fault")
-            procs.wait_drained(admin, 5)
+            web.wait_drained(admin, 5)
             print(f"{app_name} {container} threads={threads}, -c{CONNS}, {SECONDS} s windows, "
                   + (f"{place.describe()}, " if place.describe() else "")
                   + ("the bench's wrk command (--latency -s bench/tools/wrk-json.lua):" if lua else "plain wrk:"), flush=True)

@@ -6,7 +6,7 @@ line, which says when it did."""
 import json
 import time
 
-from .. import procs
+from .. import web
 from . import LoadGen
 from ..report.fmt import f_lat, num, read_json
 
@@ -20,7 +20,7 @@ def measure(lab, cell, d, probes, app):
         print(f"  $ GET {url}")
         t0 = time.monotonic()
         try:
-            code, body = procs.http(url, timeout=p["limit_s"])
+            code, body = web.http(url, timeout=p["limit_s"])
         except OSError as e:
             results.append({"n": p["n"], "error": f"no answer within {p['limit_s']:.0f} s: {getattr(e, 'reason', e)}"})
             continue
@@ -28,12 +28,12 @@ def measure(lab, cell, d, probes, app):
                "answer": body.decode(errors="replace").strip()}
         if "pending=" in row["answer"]:
             time.sleep(p["settle_s"])
-            _, later = procs.http(lab.url(lab.s.app_port, p["followup"]), timeout=10)
+            _, later = web.http(lab.url(lab.s.app_port, p["followup"]), timeout=10)
             row["previous"] = next((line[len("previous: "):] for line in later.decode(errors="replace").splitlines()
                                     if line.startswith("previous: ")), None)
         results.append(row)
     (d / "probe.json").write_text(json.dumps(results, indent=1) + "\n")
-    stats = procs.get_json(app.admin + "/stats")
+    stats = web.get_json(app.admin + "/stats")
     if stats is not None:
         (d / "stats.json").write_text(json.dumps(stats))
     bad = [r for r in results if r.get("status") != 200]

@@ -16,7 +16,7 @@ import subprocess
 import time
 from datetime import datetime, timezone
 
-from .. import place, procs
+from .. import place, procs, web
 from . import LoadGen, jvm_figures
 from ..report.fmt import f_int, f_lat, f_pct, f_rps, num, read_json
 
@@ -46,16 +46,16 @@ def measure(vegeta, cell_dir, url, rate, duration_s, timeout_s, sleep_ms, stats_
     targets.write_text(f"GET {url}\n")
     cmd = command(vegeta, targets, rate, duration_s, timeout_s, sleep_ms, binary)
     print(f"  $ {' '.join(map(str, cmd))}")
-    jvm0 = (procs.get_json(stats_url) or {}).get("jvm") if stats_url else None   # the JIT's share of the window
-    box0, t0 = procs.box_ticks(), time.monotonic()
-    rc = procs.run(place.command("loadgen", [str(c) for c in cmd]), out=cell_dir / "vegeta.txt")
+    jvm0 = (web.get_json(stats_url) or {}).get("jvm") if stats_url else None   # the JIT's share of the window
+    box0, t0 = place.box_ticks("app"), time.monotonic()
+    rc = place.run("loadgen", [str(c) for c in cmd], cell_dir / "vegeta.txt")
     stats = None
     if stats_url:
-        stats = procs.get_json(stats_url)
+        stats = web.get_json(stats_url)
         if stats is None:
             return "GET /stats failed after vegeta", {}
         (cell_dir / "stats.json").write_text(json.dumps(stats))
-    box1, t1 = procs.box_ticks(), time.monotonic()
+    box1, t1 = place.box_ticks("app"), time.monotonic()
     busy, total = box1[0] - box0[0], box1[1] - box0[1]
     measured = {"vegeta_command": " ".join(map(str, cmd)), "vegeta_exit": rc,
                 "cpu_box_pct": round(100 * busy / total if total else 0, 1), "cpu_window_s": round(t1 - t0, 2)}
@@ -119,12 +119,12 @@ def measure_on_hosts(vegeta, cell_dir, url, rate, duration_s, timeout_s, sleep_m
         cmds.append(command(".tools/bin/vegeta", f"{tmp}-{h.name}.targets", r, duration_s, timeout_s, sleep_ms,
                             f"{tmp}-{h.name}.bin"))
         print(f"  $ {place.shown('loadgen', [str(c) for c in cmds[-1]], i)}")
-    jvm0 = (procs.get_json(stats_url) or {}).get("jvm") if stats_url else None
+    jvm0 = (web.get_json(stats_url) or {}).get("jvm") if stats_url else None
     box0, t0 = place.box_ticks("app"), time.monotonic()
     for (i, _), cmd in zip(plan, cmds):
         procs_.append(place.start("loadgen", [str(c) for c in cmd], cell_dir / f"vegeta-{place.host('loadgen', i).name}.txt", i=i))
     rcs = [procs.wait(p) for p in procs_]
-    stats = procs.get_json(stats_url) if stats_url else None
+    stats = web.get_json(stats_url) if stats_url else None
     if stats_url and stats is None:
         return "GET /stats failed after vegeta", {}
     if stats:

@@ -6,7 +6,7 @@ import os
 import resource
 import time
 
-from .. import place, procs, warmup
+from .. import place, procs, warmup, web
 from . import LoadGen, histogram, jvm_figures
 from ..checks import seconds_of
 from ..report.fmt import ms, read_json
@@ -16,8 +16,8 @@ LUA = "bench/tools/wrk-json.lua"
 
 
 def command(s, url, wt, conns, timeout=None):
-    return place.command("loadgen", ["wrk", "-t", str(wt), "-c", str(conns), "-d", s.duration, "--timeout",
-                                     timeout or s.wrk_timeout, "--latency", "-s", LUA, url])
+    return ["wrk", "-t", str(wt), "-c", str(conns), "-d", s.duration, "--timeout", timeout or s.wrk_timeout,
+            "--latency", "-s", LUA, url]
 
 
 def children_cpu_s():
@@ -34,30 +34,19 @@ def measure(s, cell_dir, url, wt, conns, remote, app=None, stats_url=None, timeo
     if place.placed():
         return measure_on_hosts(s, cell_dir, url, wt, conns, remote, app, stats_url, timeout)
     cmd = command(s, url, wt, conns, timeout)
-    print(f"  $ {' '.join(cmd)}")
-    env = dict(os.environ, WRK_JSON=str(cell_dir / "wrk.json"), WRK_CONNECTIONS=str(conns),
-               WRK_TIMEOUT_S=str(seconds_of(timeout) if timeout else s.wrk_timeout_s))
-    jvm0 = (procs.get_json(stats_url) or {}).get("jvm") if stats_url else None   # the JIT's share of the window
-    t0, box0, rem0, wrk0 = time.monotonic(), procs.box_ticks(), procs.proc_ticks(remote), children_cpu_s()
-    app0 = procs.proc_ticks(app) if app else 0
-    sampler = procs.Sampler(app.pid).start() if app else None   # the app's peak RSS and threads
-    rc = procs.run(cmd, out=cell_dir / "wrk.txt", env=env)
+    print(f"  $ {place.shown('loadgen', cmd)}")
+    env = {"WRK_JSON": str(cell_dir / "wrk.json"), "WRK_CONNECTIONS": str(conns),
+           "WRK_TIMEOUT_S": str(seconds_of(timeout) if timeout else s.wrk_timeout_s)}
+    jvm0 = (web.get_json(stats_url) or {}).get("jvm") if stats_url else None   # the JIT's share of the window
+    window, wrk0 = CpuWindow({place.host("app")}, remote, app), children_cpu_s()
+    sampler = place.sampler(app).start() if app else None   # the app's peak RSS and threads
+    rc = place.run("loadgen", cmd, cell_dir / "wrk.txt", env)
     peaks = sampler.stop() if sampler else None
     stats_ok = save(stats_url, cell_dir / "stats.json") if stats_url else True
-    box1, t1 = procs.box_ticks(), time.monotonic()
-    app1 = procs.proc_ticks(app) if app else 0
-    busy, total = box1[0] - box0[0], box1[1] - box0[1]
-    measured = {"wrk_command": " ".join(cmd), "wrk_exit": rc,
-                # The wall time the CPU figures were read over: wrk's whole run, its connection
-                # set-up included (5,000 connections took seconds), not just DURATION.
-                "cpu_window_s": round(t1 - t0, 2),
-                "cpu_box_pct": round(100 * busy / total if total else 0, 1),
-                "cpu_steal_pct": round(100 * (box1[2] - box0[2]) / total if total else 0, 1),
-                "cpu_remote_s": round((procs.proc_ticks(remote) - rem0) / procs.CLK_TCK, 2),
+    measured = {"wrk_command": place.shown("loadgen", cmd), "wrk_exit": rc, **window.end(),
                 "cpu_wrk_s": round(children_cpu_s() - wrk0, 2)}
     if app:
-        measured.update(cpu_app_s=round((app1 - app0) / procs.CLK_TCK, 2), peak_rss_kb=peaks[0],
-                        peak_os_threads=peaks[1], resource_samples=sampler.samples)
+        measured.update(peak_rss_kb=peaks[0], peak_os_threads=peaks[1], resource_samples=sampler.samples)
     jvm1 = (read_json(cell_dir / "stats.json") or {}).get("jvm") if stats_url else None
     measured.update(jvm_figures(jvm0, jvm1))
     wrk_json = cell_dir / "wrk.json"
@@ -90,14 +79,13 @@ def measure_on_hosts(s, cell_dir, url, wt, conns, remote, app, stats_url, timeou
     if gone:
         return f"load host {', '.join(gone)} was lost earlier in this run", {}
     tmp = f"/tmp/lab-wrk-{os.getpid()}-{cell_dir.name}"
-    cmds = [["wrk", "-t", str(t), "-c", str(c), "-d", s.duration, "--timeout", timeout or s.wrk_timeout,
-             "--latency", "-s", LUA, url] for _, t, c in plan]
+    cmds = [command(s, url, t, c, timeout) for _, t, c in plan]
     for (i, _, _), cmd in zip(plan, cmds):
         print(f"  $ {place.shown('loadgen', cmd, i)}")
-    jvm0 = (procs.get_json(stats_url) or {}).get("jvm") if stats_url else None
+    jvm0 = (web.get_json(stats_url) or {}).get("jvm") if stats_url else None
     # the hosts of the roles this run placed (BACKEND=postgres: the db host, not the backend's)
-    window = HostsWindow({*(place.host(r) for r in place.placed_roles() if r != "loadgen"),
-                          *(place.host("loadgen", i) for i, _, _ in plan)}, remote, app)
+    window = CpuWindow({*(place.host(r) for r in place.placed_roles() if r != "loadgen"),
+                        *(place.host("loadgen", i) for i, _, _ in plan)}, remote, app, per_host=True)
     gone = sorted(h.name for h in window.hosts if h in place.lost())
     if gone:                           # a host stopped answering ssh since the cell began
         return f"host {', '.join(gone)} lost (ssh: host lost or not reached) before wrk started", {}
@@ -136,12 +124,14 @@ def run_on_hosts(plan, cmds, cell_dir, tmp, timeout_s):
     return rcs
 
 
-class HostsWindow:
-    """The CPU of every host a cell used, and of the app and remote-sleep on theirs, over a window:
-    "box CPU" is the app's host's (what the app could not use), each host's busy and steal apart."""
+class CpuWindow:
+    """The CPU of the hosts a cell used (this machine, or every HOSTS host), and of the app and
+    remote-sleep on theirs, over a window: "box CPU" is the app's host's (what the app could not
+    use); per_host: each host's busy and steal too. The wall time is wrk's whole run, its connection
+    set-up included (5,000 connections took seconds), not just DURATION."""
 
-    def __init__(self, hosts, remote, app):
-        self.hosts, self.remote, self.app = hosts, remote, app
+    def __init__(self, hosts, remote, app, per_host=False):
+        self.hosts, self.remote, self.app, self.per_host = hosts, remote, app, per_host
         self.t0, self.box0 = time.monotonic(), {h: place.box_ticks_of(h) for h in hosts}
         self.rem0, self.app0 = place.ticks(remote), (place.ticks(app) if app else 0)
 
@@ -153,8 +143,9 @@ class HostsWindow:
             return round(100 * (box1[h][k] - self.box0[h][k]) / total, 1) if total else 0
         out = {"cpu_window_s": round(t1 - self.t0, 2),
                "cpu_box_pct": pct(place.host("app"), 0), "cpu_steal_pct": pct(place.host("app"), 2),
-               "cpu_remote_s": round((place.ticks(self.remote) - self.rem0) / procs.CLK_TCK, 2),
-               "host_cpu": {h.name: {"busy_pct": pct(h, 0), "steal_pct": pct(h, 2)} for h in self.hosts}}
+               "cpu_remote_s": round((place.ticks(self.remote) - self.rem0) / procs.CLK_TCK, 2)}
+        if self.per_host:
+            out["host_cpu"] = {h.name: {"busy_pct": pct(h, 0), "steal_pct": pct(h, 2)} for h in self.hosts}
         if self.app:
             out["cpu_app_s"] = round((place.ticks(self.app) - self.app0) / procs.CLK_TCK, 2)
         return out
@@ -210,7 +201,7 @@ def merged(docs, hosts_out):
 def save(url, path):
     """GET url into path; False when it did not answer 2xx."""
     try:
-        status, body = procs.http(url)
+        status, body = web.http(url)
     except OSError:
         return False
     if status >= 300:
@@ -282,7 +273,7 @@ class Wrk(LoadGen):
         if seconds:
             place.run("loadgen", ["wrk", "-t", str(wt), "-c", str(conns), "-d", f"{seconds}s", url + "?ms=0"],
                       d / "warmup.txt")
-        procs.wait_drained(lab.url(s.remote_port, "/stats"), s.sleep_ms // 1000 + 5)
+        web.wait_drained(lab.url(s.remote_port, "/stats"), s.sleep_ms // 1000 + 5)
         return measure(s, d, url, wt, conns, lab.remote)
 
     def figures(self, record, d):

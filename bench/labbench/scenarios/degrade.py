@@ -32,7 +32,7 @@ import time
 import urllib.parse
 from pathlib import Path
 
-from .. import procs
+from .. import procs, web
 from ..checks import UsageError, split_list
 from ..loadgens import vegeta
 from ..loadgens.vegeta import epoch_s
@@ -374,7 +374,7 @@ class Sampler:
     def sample(self):
         row = {"t": round(time.time(), 3)}
         try:
-            status, body = procs.http(self.stats_url, timeout=1.0)
+            status, body = web.http(self.stats_url, timeout=1.0)
             stats = json.loads(body) if status < 300 else {}
         except (OSError, ValueError):
             stats = {}                       # a busy admin port: a gap in the series, not a failure
@@ -412,7 +412,7 @@ class Sampler:
 
 def fault_call(url, method):
     """remote-sleep's /fault: (status, JSON or None); raises OSError when it does not answer."""
-    status, body = procs.http(url, method=method)
+    status, body = web.http(url, method=method)
     try:
         return status, json.loads(body) if body else None
     except ValueError:
