@@ -73,7 +73,8 @@ class App:
             if web.wait_drained(self.admin + "/stats", timeout_s):
                 return None
             left = web.get_json(self.admin + "/stats") or {}
-            return (f"{left.get('inFlight', '?')} in flight and {left.get('queued', 0)} queued after {timeout_s} s"
+            handed = f", {left['background']:,} calls handed off and not done" if left.get("background") else ""
+            return (f"{left.get('inFlight', '?')} in flight and {left.get('queued', 0)} queued{handed} after {timeout_s} s"
                     + (", remote-sleep answering at once" if fast else ""))
         finally:
             if fast:

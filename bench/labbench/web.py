@@ -59,12 +59,13 @@ def wait_ready(p, stats_url, log, ports, timeout_s, host="127.0.0.1"):
 
 
 def wait_drained(stats_url, timeout_s):
-    """Wait (at most timeout_s) until the server has nothing in flight and nothing queued for a
-    pool thread (remote-sleep reports no queue). True when drained."""
+    """Wait (at most timeout_s) until the server has nothing in flight, nothing queued for a pool
+    thread (remote-sleep reports no queue) and no call handed off and not done (`background`: a
+    fire-and-forget app's). True when drained."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         stats = get_json(stats_url) or {}
-        if stats.get("inFlight") == 0 and stats.get("queued", 0) == 0:
+        if stats.get("inFlight") == 0 and stats.get("queued", 0) == 0 and stats.get("background", 0) == 0:
             return True
         time.sleep(0.05)
     return False

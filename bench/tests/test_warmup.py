@@ -92,6 +92,43 @@ class Rule(unittest.TestCase):
                 self.assertNotIn("settled", verdicts[:-1], f"{path.name}: it would have stopped earlier")
 
 
+class HandedOff(unittest.TestCase):
+    """A fire-and-forget app answers before its calls are done (/stats' `background`): each warm-up
+    window ends once they are, remote-sleep answering at once, and the next run at 1 connection (issue 37)."""
+
+    def test_a_window_waits_for_the_calls_it_handed_off(self):
+        from unittest import mock
+        cpu, background, cmds, posted, clock = [0], [0], [], [], [0.0]
+
+        def get_json(url):
+            return {"completed": len(cmds) * 1000, "background": background[0],
+                    "jvm": {"cpuMs": cpu[0], "compilerCpuMs": 0}}
+
+        def run(role, cmd, out):
+            cmds.append(cmd)
+            cpu[0] += 1000
+            clock[0] += 3.0
+            background[0] = 5000            # each window leaves 5,000 calls behind it
+
+        def sleep(s):
+            clock[0] += s
+            background[0] = max(0, background[0] - 2500)
+
+        with mock.patch.object(warmup.web, "get_json", get_json), mock.patch.object(warmup.place, "run", run), \
+                mock.patch.object(warmup.place, "shown", lambda role, cmd: " ".join(cmd)), \
+                mock.patch.object(warmup.remote, "fast", lambda url, schedule: posted.append(schedule) or True), \
+                mock.patch.object(warmup.remote, "end_fault", lambda url: posted.append("end")), \
+                mock.patch.object(warmup.time, "sleep", sleep), mock.patch.object(warmup.time, "monotonic", lambda: clock[0]):
+            done = warmup._windows("http://h:1/fanout?n=10&ms=300", 10, 100, Path("/tmp/w.txt"), "http://h:2/stats",
+                                   "the measured request", "http://h:0/fault", "schedule")
+        self.assertEqual(["-c", "100"], cmds[0][3:5])
+        self.assertTrue(all(c[3:5] == ["-c", "1"] for c in cmds[1:]), cmds)
+        self.assertIn("each window ended once the calls it handed off were done", done["how"])
+        self.assertIn("61000ms:delay=0", posted)       # the calls waited for answered at once
+        self.assertEqual("settled", done["outcome"])
+        self.assertEqual(0, background[0])
+
+
 class Report(unittest.TestCase):
     """results.md says how warm each measured window was (report/summary.py: jit_line, the verdict's ⚠)."""
 
