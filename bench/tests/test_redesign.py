@@ -13,8 +13,8 @@ from labbench import report, scenarios
 from labbench.plan import plan
 from labbench.record import CellRecord
 from labbench.report import compare
-from labbench.settings import parse
-from labbench.settings import parse
+from labbench.knobs import setting
+from labbench.settings import parse, usage
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
@@ -22,7 +22,8 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 class Toy(scenarios.Scenario):
     """A scenario that only exists in this test: one wrk cell per app, its own field and section."""
     name = "toy"
-    defaults = {"TOY_LEVEL": "7"}
+    settings = (setting("TOY_LEVEL", "7", "the toy's level"),)
+    heading = "SCENARIO=toy: a test's own"
     fields = ("toy_level",)
 
     def parse(self, v):
@@ -54,6 +55,7 @@ class ToyScenarioTest(unittest.TestCase):
                    "THREADS": "1", "WRK_THREADS": "2", "CONNECTIONS": "4"})
         cells, _ = plan(s)
         self.assertEqual([c.dir_name for c in cells], ["01-toy-sync-servlet-tomcat-t1-w2-c4"])
+        self.assertIn("SCENARIO=toy: a test's own:\n  TOY_LEVEL=7\n        the toy's level\n", usage({}))
         with tempfile.TemporaryDirectory() as tmp:
             run = Path(tmp) / "run"
             # a real call cell's raw files, recorded as the toy scenario's cell
