@@ -32,12 +32,12 @@ import time
 import urllib.parse
 from pathlib import Path
 
-from .. import procs
-from ..checks import UsageError, split_list
-from ..loadgens import vegeta
-from ..loadgens.vegeta import epoch_s
-from ..report.fmt import f_int, f_lat, f_mb, f_rps, read_json, status_text
-from . import Scenario
+from ... import procs
+from ...checks import UsageError, split_list
+from ...loadgens import vegeta
+from ...loadgens.vegeta import epoch_s
+from ...report.fmt import f_int, f_lat, f_mb, f_rps, read_json, status_text
+from .. import Scenario
 
 NAME = "degrade"
 DEFAULT_RATE = 150            # its RATE when RATE is not set: 150 x 1 s = 150 in flight when healthy
@@ -105,7 +105,7 @@ def parse_limits(text):
 
 def parse_degrade_variants(text):
     """DEGRADE_VARIANTS: the sweep's app[@container]:threads[:client], without `conns` (no level here)."""
-    from .sweep import parse_variants
+    from ..sweep import parse_variants
     try:
         variants = parse_variants(text, "jetty")
     except UsageError as e:
@@ -714,7 +714,7 @@ def chart_names(run):
 def draw_charts(run_dir):
     """bench/degrade_charts.py with the venv's matplotlib (the bench stays standard-library only);
     a WARNING, not a failure, when it cannot run."""
-    from .sweep import CHART_PYTHON, ROOT
+    from ..sweep import CHART_PYTHON, ROOT
     if not CHART_PYTHON.exists():
         print("WARNING: no degrade charts: matplotlib is not installed; run: bench/tools/install.sh matplotlib",
               file=sys.stderr)
@@ -771,7 +771,7 @@ class Degrade(Scenario):
     def environ(self, environ, n_cores):
         """Its matrix as the ordinary settings (APPS, CONTAINERS, THREADS from the variants, vegeta,
         DURATION = the timeline, WRK_TIMEOUT = vegeta's); a setting it replaces must not be set."""
-        from ..settings import raw_values
+        from ...settings import raw_values
         scenario = split_list(environ.get("SCENARIO") or self.name)
         if scenario != [self.name]:
             raise UsageError(f"SCENARIO={environ.get('SCENARIO')}: degrade runs alone (a matrix of its own)")
