@@ -23,7 +23,6 @@ sections above, which go from the arithmetic to the run and its report:
   the report      results.md's section and verdict, the charts (bench/degrade_charts.py)
 """
 import json
-import math
 import re
 import subprocess
 import sys
@@ -35,309 +34,15 @@ from pathlib import Path
 from ... import procs
 from ...checks import UsageError, split_list
 from ...loadgens import vegeta
-from ...loadgens.vegeta import epoch_s
 from ...report.fmt import f_int, f_lat, f_mb, f_rps, read_json, status_text
 from .. import Scenario
+from . import settings
+from .model import hold_ms, predict
+from .settings import NAME, fault_delay_ms, variant_id
+from .timeline import ERROR_KINDS, RECOVERED_WITHIN, STAY_S, fault_window, per_second, rate_over, time_to_recover
 
-NAME = "degrade"
-DEFAULT_RATE = 150            # its RATE when RATE is not set: 150 x 1 s = 150 in flight when healthy
-# What the settings replace: each is set from DEGRADE_VARIANTS, the timeline or the scenario itself.
-NOT_IN_DEGRADE = {"APPS": "DEGRADE_VARIANTS", "CONTAINERS": "DEGRADE_VARIANTS (app@container:threads)",
-                  "THREADS": "DEGRADE_VARIANTS", "CLIENT": "DEGRADE_VARIANTS (app@container:threads:client)",
-                  "LOADGEN": "it runs vegeta", "DURATION": "FAULT_AT + FAULT_FOR + AFTER is the timeline",
-                  "WRK_TIMEOUT": "vegeta's -timeout is the timeline + the fault's delay + 30 s",
-                  "REPEAT": "it runs once"}
-KINDS = re.compile(r"delay=([0-9]{1,6})|error=([0-9]{1,3})|hang")
-SPAN = re.compile(r"([0-9]{1,7})(ms|s|m)?")
-ERROR_KINDS = ("503", "502", "504", "other_status", "timeout", "connection")
-RECOVERED_WITHIN = 1.5        # a send second is back when its p99 <= 1.5 x the healthy phase's, without errors
-STAY_S = 5                    # ... and recovered once it stays back this many send seconds (a GC pause later is not the fault)
 SAMPLE_S = 0.5                # the app's /stats and /proc/PID/status, every 0.5 s while vegeta runs
-VEGETA_GRACE_S = 30           # vegeta's -timeout beyond the timeline and the fault's delay
 REBUILD = "remote-sleep has no /fault: rebuild it (./mvnw -o -q -pl remote-sleep package)"
-
-
-# ---------------------------------------------------------------- settings
-
-def span_ms(name, text, least_ms=1):
-    """FAULT_AT, FAULT_FOR, AFTER, GOODPUT_DEADLINE: Nms, Ns (N alone: seconds) or Nm, in ms."""
-    m = SPAN.fullmatch(text.strip())
-    if not m:
-        raise UsageError(f"{name}: '{text}' is not a duration like 10s, 500ms or 2m")
-    ms = int(m.group(1)) * {"ms": 1, "s": 1000, None: 1000, "m": 60000}[m.group(2)]
-    if ms < least_ms:
-        raise UsageError(f"{name}: '{text}' is shorter than {least_ms} ms")
-    return ms
-
-
-def parse_fault(text):
-    """FAULT: remote-sleep's KIND without ok (delay=MS 1..600000, error=PCT 1..100, hang)."""
-    m = KINDS.fullmatch(text.strip())
-    if text.strip() == "ok":
-        raise UsageError("FAULT: 'ok' is no fault (delay=MS, error=PCT or hang)")
-    if not m:
-        raise UsageError(f"FAULT: '{text}' is not delay=MS, error=PCT or hang")
-    if m.group(1) is not None and not 1 <= int(m.group(1)) <= 600000:
-        raise UsageError(f"FAULT: '{text}': the delay must be 1..600000 ms")
-    if m.group(2) is not None and not 1 <= int(m.group(2)) <= 100:
-        raise UsageError(f"FAULT: '{text}': the error share must be 1..100 %")
-    return text.strip()
-
-
-def fault_delay_ms(fault):
-    """The delay a fault gives each request it hits (error and hang: 0; see hold_ms)."""
-    return int(fault.split("=")[1]) if fault.startswith("delay=") else 0
-
-
-def parse_limits(text):
-    """MAX_IN_FLIGHT: a list of integers >= 0 (0 = no limit), each once."""
-    values = split_list(text)
-    if not values:
-        raise UsageError("MAX_IN_FLIGHT is empty (0 = no limit)")
-    for v in values:
-        if not re.fullmatch(r"[0-9]{1,7}", v):
-            raise UsageError(f"MAX_IN_FLIGHT: '{v}' is not an integer >= 0 (0 = no limit)")
-    limits = [int(v) for v in values]
-    if len(set(limits)) != len(limits):
-        raise UsageError(f"MAX_IN_FLIGHT: a value is there twice ({text})")
-    return limits
-
-
-def parse_degrade_variants(text):
-    """DEGRADE_VARIANTS: the sweep's app[@container]:threads[:client], without `conns` (no level here)."""
-    from ..sweep import parse_variants
-    try:
-        variants = parse_variants(text, "jetty")
-    except UsageError as e:
-        raise UsageError(str(e).replace("SWEEP_VARIANTS", "DEGRADE_VARIANTS")) from None
-    for v in variants:
-        if v.threads == "conns":
-            raise UsageError(f"DEGRADE_VARIANTS: '{v.id}': conns needs a connection level; give N or vN")
-    return variants
-
-
-def vegeta_timeout_s(timeline_ms, fault):
-    """Long enough that vegeta's own timeout is never what is measured: the whole timeline, the
-    fault's delay and 30 s (a hung request ends by the app's client timeout, well before)."""
-    return math.ceil((timeline_ms + fault_delay_ms(fault)) / 1000.0) + VEGETA_GRACE_S
-
-
-def variant_id(v, limit):
-    """A cell's variant: the sweep's id and its limit (two limits of one variant must not merge)."""
-    return f"{v.id}:max-in-flight={limit}"
-
-
-# ---------------------------------------------------------------- Little's law
-
-def hold_ms(fault, healthy_ms, client_timeout_ms=None):
-    """How long a request hit by the fault holds its place: its delay, cut by the app's client
-    timeout (then a 504); error=P answers P % at once; hang holds until the client timeout."""
-    cut = client_timeout_ms or float("inf")
-    if fault.startswith("delay="):
-        return min(fault_delay_ms(fault), cut)
-    if fault.startswith("error="):
-        return min(healthy_ms * (1 - int(fault.split("=")[1]) / 100.0), cut)
-    return client_timeout_ms            # hang: None when the timeout is unknown
-
-
-def predict(rate, healthy_ms, fault_hold_ms, fault_s, threads=None, limit=None, queue_cap=None):
-    """What Little's law says of a model under the fault. threads: the platform threads of a
-    thread-per-request app (None: no thread cap); limit: --max-in-flight (rejects beyond it at once);
-    queue_cap: another cap whose excess waits (eg, --client-max-connections).
-    A dict: regime (no cap / rejects / queues), capacity C, served per s during the fault, backlog
-    growth, backlog at the fault's end, drain rate and time after it, predicted recovery (s, None
-    when it does not recover) and the peak queued + in flight; `text` says it in one line."""
-    healthy_s, hold_s = healthy_ms / 1000.0, (fault_hold_ms or 0) / 1000.0
-    out = {"capacity": None, "served_during": None, "growth": None, "backlog": 0, "drain_rate": None,
-           "drain_s": None, "recovery_s": None, "peak": None, "regime": None}
-    # Which regime: the cap a request meets first decides what happens to the excess.
-    if limit_binds(limit, threads, queue_cap):
-        return dict(out, **rejects(rate, limit, healthy_s, hold_s))
-    queueing = [c for c in (threads, queue_cap) if c]
-    if not queueing:
-        return dict(out, **no_cap(rate, fault_hold_ms, hold_s))
-    out.update(queues(rate, min(queueing), healthy_s, hold_s, fault_s))
-    if limit and threads and limit >= threads:        # a limit that changed nothing: say why
-        out["unbound_limit"] = (f"limit {limit} >= {threads} threads: the excess waits in the container's queue, in "
-                                "front of the admission filter, so the limit never binds")
-        if out["drain_s"] is not None:                # on the draining text only (the other two never had it)
-            out["text"] = out["unbound_limit"] + "; " + out["text"]
-    return out
-
-
-def limit_binds(limit, threads, queue_cap):
-    """Whether --max-in-flight is the cap a request meets first. A thread-per-request container
-    queues a request for a thread BEFORE the admission filter sees it: a limit at or above the
-    threads never binds (the excess waits in that queue). Only a limit below them leaves threads
-    free to answer the excess with a fast 503; likewise a limit above another queueing cap."""
-    return bool(limit) and (not threads or limit < threads) and (not queue_cap or limit <= queue_cap)
-
-
-def rejects(rate, c, healthy_s, hold_s):
-    """A binding limit of c: beyond c in flight a request is answered 503 at once, so nothing
-    queues; it recovers once the slow requests it admitted answer (one fault hold at most)."""
-    served = c / hold_s if hold_s else None
-    out = {"regime": "rejects", "capacity": c, "served_during": served, "peak": c}
-    if c / healthy_s < rate:                # too small even for the healthy load
-        out["text"] = (f"limit {c}: {c} in flight / {healthy_s:g} s = {c / healthy_s:g} req/s < RATE {rate}: "
-                       f"rejects ~{rate - c / healthy_s:g} req/s even when healthy; does not recover")
-        return out
-    out.update(recovery_s=hold_s, recovery_at_most=True)
-    if served is None:
-        out["text"] = f"limit {c}: rejects beyond {c} in flight; no backlog"
-        return out
-    out["text"] = (f"limit {c}: serves {c} / {hold_s:g} s = {served:g} req/s during the fault, "
-                   f"rejects ~{max(0.0, rate - served):g} req/s (503), no backlog; recovers once the slow requests "
-                   f"it admitted answer (≤ {hold_s:g} s)")
-    return out
-
-
-def no_cap(rate, fault_hold_ms, hold_s):
-    """Nothing caps the requests in flight (virtual threads, the async models): each waits its own
-    delay and none waits for another, so the model is back as the last slow request answers."""
-    return {"regime": "no cap", "recovery_s": 0.0, "peak": None if fault_hold_ms is None else round(rate * hold_s),
-            "text": ("no cap: every request waits its delay; recovers as the last slow request answers "
-                     f"(~{hold_s:g} s after the end; requests sent after it answer at once)")}
-
-
-def queues(rate, c, healthy_s, hold_s, fault_s):
-    """A cap of c whose excess waits (the threads, a client pool): during the fault it serves
-    c / hold per second and the rest piles up; after it the backlog drains at what c serves when
-    healthy, less RATE, which keeps coming. It does not drain when that is not above 0."""
-    served = c / hold_s if hold_s else float("inf")
-    growth = rate - served
-    backlog = max(0.0, growth) * fault_s
-    drain_rate = c / healthy_s - rate
-    out = {"regime": "queues", "capacity": c, "served_during": served, "growth": growth, "backlog": backlog,
-           "drain_rate": drain_rate, "peak": round(c + backlog)}
-    if backlog == 0:
-        return dict(out, recovery_s=0.0,
-                    text=f"cap {c}: serves {served:g} req/s >= RATE {rate} during the fault: no backlog")
-    if drain_rate <= 0:
-        return dict(out, text=(f"cap {c}: serves {served:g} req/s during the fault, backlog +{growth:g}/s -> "
-                               f"{backlog:,.0f}; healthy it serves {c / healthy_s:g} req/s <= RATE {rate}: does not drain"))
-    return dict(out, drain_s=backlog / drain_rate, recovery_s=backlog / drain_rate,
-                text=(f"cap {c}: serves {c} / {hold_s:g} s = {served:g} req/s during the fault, "
-                      f"backlog +{growth:g}/s -> {backlog:,.0f} at its end; "
-                      f"drains at {c / healthy_s:g} - {rate} = {drain_rate:g}/s: {backlog / drain_rate:.0f} s"))
-
-
-# ---------------------------------------------------------------- vegeta's results, per second
-
-def error_kind(r):
-    """A vegeta result's failure: 503 (the app's admission limit), 502 (the remote failed), 504 (the
-    app's client timed out), another status, vegeta's own timeout, a connection error; None for 2xx."""
-    code, error = r.get("code") or 0, r.get("error") or ""
-    if code == 0:
-        return "timeout" if ("Timeout" in error or "deadline exceeded" in error) else "connection"
-    if 200 <= code < 300:
-        return None
-    return str(code) if code in (502, 503, 504) else "other_status"
-
-
-def percentile(values, p):
-    """Nearest rank: the smallest value with at least p % of them at or below it."""
-    if not values:
-        return None
-    values = sorted(values)
-    return values[max(0, math.ceil(p / 100.0 * len(values)) - 1)]
-
-
-def _bucket(t):
-    return {"t": t, "count": 0, "ok": 0, "goodput": 0, "errors": dict.fromkeys(ERROR_KINDS, 0), "_lat": []}
-
-
-def per_second(results, t0_s, deadline_ms):
-    """vegeta's results (its `encode --to=json` lines as dicts: timestamp = send time, latency ns,
-    code, error), per second relative to t0_s (the fault's start; negative before), both by send
-    second and by completion second (send + latency). Each row: t, count (offered by send, completed
-    by completion), ok (2xx), goodput (2xx within deadline_ms), errors by kind, p50/p99 in ms of
-    every answered request (a status code, 2xx or not). Seconds between the first and the last
-    are all there (zeros when empty). Also the healthy phase's figures (everything sent before t0)."""
-    send, done, healthy, first = {}, {}, [], None
-    for r in results:
-        sent = epoch_s(r["timestamp"]) - t0_s
-        first = sent if first is None else min(first, sent)
-        lat_ms = r.get("latency", 0) / 1e6
-        kind = error_kind(r)
-        for table, t in ((send, sent), (done, sent + lat_ms / 1000.0)):
-            sec = math.floor(t)
-            b = table.setdefault(sec, _bucket(sec))
-            b["count"] += 1
-            if kind is None:
-                b["ok"] += 1
-                b["goodput"] += lat_ms <= deadline_ms
-            else:
-                b["errors"][kind] += 1
-            if r.get("code"):
-                b["_lat"].append(lat_ms)
-        if sent < 0 and r.get("code"):
-            healthy.append(lat_ms)
-    return {"by_send": second_rows(send), "by_completion": second_rows(done), "first_send_s": first,
-            "healthy": {"answered": len(healthy), "p50_ms": None if not healthy else round(percentile(healthy, 50), 1),
-                        "p99_ms": None if not healthy else round(percentile(healthy, 99), 1)}}
-
-
-def second_rows(table):
-    """A table of buckets by second as rows, every second from the first to the last (an empty one
-    is a row of zeros: a second nothing arrived in is a figure too), each with its p50 and p99."""
-    if not table:
-        return []
-    out = []
-    for sec in range(min(table), max(table) + 1):
-        b = table.get(sec) or _bucket(sec)
-        lat = b.pop("_lat")
-        b["p50_ms"] = None if not lat else round(percentile(lat, 50), 1)
-        b["p99_ms"] = None if not lat else round(percentile(lat, 99), 1)
-        out.append(b)
-    return out
-
-
-def time_to_recover(by_send, healthy_p99_ms, fault_end_s, within=RECOVERED_WITHIN, stay=STAY_S):
-    """(seconds after the fault's end until the p99 by send second is back within `within` x the
-    healthy phase's p99 with no failed request, and stays so for `stay` seconds (or to the run's end);
-    the send seconds after those that were not back: a later hiccup, not the fault's recovery).
-    (None, 0) when that never happens ("not within the run"). A fast 503 is not a recovery: a second
-    with errors is not back. Send seconds from the one the fault ended in (rounded)."""
-    if not healthy_p99_ms:
-        return None, 0
-    rows = [r for r in by_send if r["t"] >= round(fault_end_s) and r["count"]]
-    back = [r["p99_ms"] is not None and r["p99_ms"] <= within * healthy_p99_ms and not sum(r["errors"].values())
-            for r in rows]
-    for i in range(len(rows)):
-        if all(back[i:i + stay]):
-            return round(max(0.0, rows[i]["t"] - fault_end_s), 1), back[i + stay:].count(False)
-    return None, 0
-
-
-def rate_over(rows, lo, hi, key="goodput"):
-    """rows' `key` per second over the seconds [lo, hi) (rows missing there count as 0); None when empty."""
-    lo, hi = math.ceil(lo), math.floor(hi)
-    if hi <= lo:
-        return None
-    return round(sum(r[key] for r in rows if lo <= r["t"] < hi) / (hi - lo), 1)
-
-
-def fault_window(fault_json, fault, posted_ms, fault_at_ms, fault_for_ms):
-    """(start epoch ms, end epoch ms, source) of the fault: from remote-sleep's own record of its
-    changes (GET /fault), else its plan, else ours (posted_ms + FAULT_AT)."""
-    changes = (fault_json or {}).get("changes") or []
-    # remote-sleep keeps every change of its life (one remote serves every cell): this cell's
-    # schedule is the one started last, its changes are from its start on.
-    since = (fault_json or {}).get("startedAtMs")
-    if since is not None:
-        changes = [c for c in changes if c.get("atMs", 0) >= since]
-    start = next((i for i, c in enumerate(changes) if c.get("phase") == fault), None)
-    if start is not None:
-        end = next((c["atMs"] for c in changes[start + 1:] if c.get("phase") != fault), None)
-        if end is None:
-            planned = next((p for p in (fault_json.get("phases") or []) if p.get("phase") == fault), None)
-            end = planned["plannedEndMs"] if planned else changes[start]["atMs"] + fault_for_ms
-        return changes[start]["atMs"], end, "remote-sleep's changes"
-    planned = next((p for p in ((fault_json or {}).get("phases") or []) if p.get("phase") == fault), None)
-    if planned:
-        return planned["plannedStartMs"], planned["plannedEndMs"], "remote-sleep's plan (no change recorded)"
-    return posted_ms + fault_at_ms, posted_ms + fault_at_ms + fault_for_ms, "the bench's plan (no GET /fault)"
 
 
 # ---------------------------------------------------------------- one cell
@@ -745,52 +450,16 @@ class Degrade(Scenario):
 
     # ---- settings
     def usage(self, v):
-        return (f"  SCENARIO=degrade: vegeta at RATE (150 unless RATE is set) through a timeline: FAULT_AT healthy, FAULT_FOR of\n"
-                f"        FAULT at remote-sleep, AFTER healthy; each variant once per MAX_IN_FLIGHT (a matrix of its own)\n"
-                f"  DEGRADE_VARIANTS=\"{v['DEGRADE_VARIANTS']}\"\n"
-                f"        app[@container]:threads[:client] as in SWEEP_VARIANTS (without @container: jetty), threads N or vN\n"
-                f"  FAULT={v['FAULT']}  FAULT_AT={v['FAULT_AT']}  FAULT_FOR={v['FAULT_FOR']}  AFTER={v['AFTER']}"
-                f"   (FAULT: delay=MS, error=PCT or hang; times: Nms, Ns or Nm)\n"
-                f"  MAX_IN_FLIGHT=\"{v['MAX_IN_FLIGHT']}\"  GOODPUT_DEADLINE={v['GOODPUT_DEADLINE']}"
-                f"   the apps' --max-in-flight (0 = no limit); goodput = 2xx within the deadline\n")
+        return settings.usage(v)
 
     def parse(self, v):
-        fault = parse_fault(v["FAULT"])
-        at, for_, after = (span_ms("FAULT_AT", v["FAULT_AT"], 1000), span_ms("FAULT_FOR", v["FAULT_FOR"]),
-                           span_ms("AFTER", v["AFTER"], 1000))
-        if at + for_ + after > 3600000:
-            raise UsageError("FAULT_AT + FAULT_FOR + AFTER is more than an hour")
-        return {"degrade_variants": parse_degrade_variants(v["DEGRADE_VARIANTS"]), "degrade_fault": fault,
-                "degrade_fault_at_ms": at, "degrade_fault_for_ms": for_, "degrade_after_ms": after,
-                "degrade_timeline_ms": at + for_ + after, "degrade_limits": parse_limits(v["MAX_IN_FLIGHT"]),
-                "degrade_deadline_ms": span_ms("GOODPUT_DEADLINE", v["GOODPUT_DEADLINE"])}
+        return settings.parse(v)
 
     def selected(self, argv, environ):
         return argv == [self.name] or self.name in split_list(environ.get("SCENARIO") or "")
 
     def environ(self, environ, n_cores):
-        """Its matrix as the ordinary settings (APPS, CONTAINERS, THREADS from the variants, vegeta,
-        DURATION = the timeline, WRK_TIMEOUT = vegeta's); a setting it replaces must not be set."""
-        from ...settings import raw_values
-        scenario = split_list(environ.get("SCENARIO") or self.name)
-        if scenario != [self.name]:
-            raise UsageError(f"SCENARIO={environ.get('SCENARIO')}: degrade runs alone (a matrix of its own)")
-        for name, instead in NOT_IN_DEGRADE.items():
-            if environ.get(name) and not (name == "REPEAT" and environ[name] == "1"):
-                raise UsageError(f"{name}={environ[name]}: SCENARIO=degrade sets {name} itself ({instead})")
-        if (environ.get("BACKEND") or "http") != "http":
-            raise UsageError("SCENARIO=degrade needs remote-sleep's /fault: BACKEND=http only")
-        if "--max-in-flight" in (environ.get("APP_ARGS") or "").split():
-            raise UsageError("APP_ARGS: --max-in-flight is set by MAX_IN_FLIGHT in SCENARIO=degrade")
-        d = self.parse(raw_values(environ))
-        variants = d["degrade_variants"]
-        env = dict(environ, SCENARIO=self.name, LOADGEN="vegeta", RATE=environ.get("RATE") or str(DEFAULT_RATE),
-                   APPS=" ".join(dict.fromkeys(x.app for x in variants)),
-                   CONTAINERS=" ".join(dict.fromkeys(x.container for x in variants)),
-                   THREADS=" ".join(dict.fromkeys(x.threads for x in variants)),
-                   DURATION=f"{math.ceil(d['degrade_timeline_ms'] / 1000.0)}s",
-                   WRK_TIMEOUT=f"{vegeta_timeout_s(d['degrade_timeline_ms'], d['degrade_fault'])}s")
-        return env, variants
+        return settings.matrix_environ(environ)
 
     def with_drivers(self, s):
         raise UsageError("SCENARIO=degrade needs remote-sleep's /fault: BACKEND=http only")
