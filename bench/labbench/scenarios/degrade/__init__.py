@@ -22,282 +22,26 @@ sections above, which go from the arithmetic to the run and its report:
   a cell's figures  figures: its results.json part ("degrade": {...}) from those raw files
   the report      results.md's section and verdict, the charts (bench/degrade_charts.py)
 """
-import json
-import re
 import subprocess
 import sys
-import threading
-import time
-import urllib.parse
 from pathlib import Path
 
-from ... import procs
 from ...checks import UsageError, split_list
-from ...loadgens import vegeta
-from ...report.fmt import f_int, f_lat, f_mb, f_rps, read_json, status_text
+from ...report.fmt import f_int, f_lat, f_mb, f_rps, status_text
 from .. import Scenario
-from . import settings
-from .model import hold_ms, predict
-from .settings import NAME, fault_delay_ms, variant_id
-from .timeline import ERROR_KINDS, RECOVERED_WITHIN, STAY_S, fault_window, per_second, rate_over, time_to_recover
-
-SAMPLE_S = 0.5                # the app's /stats and /proc/PID/status, every 0.5 s while vegeta runs
-REBUILD = "remote-sleep has no /fault: rebuild it (./mvnw -o -q -pl remote-sleep package)"
-
-
-# ---------------------------------------------------------------- one cell
-
-CLIENT_TIMEOUT = re.compile(r"\b(?:requestTimeout|responseTimeout|statementTimeout)=([0-9]+)ms")
+from . import live, settings
+from .figures import FIELDS, figures
+from .live import SAMPLE_S
+from .settings import NAME, variant_id
+from .timeline import ERROR_KINDS, RECOVERED_WITHIN, STAY_S
+# Names other code reads as degrade.<name> (the tests, bench/degrade_charts.py), from where they live.
+from .figures import read_samples  # noqa: F401
+from .live import client_timeout_ms  # noqa: F401
+from .model import hold_ms, predict  # noqa: F401
+from .timeline import fault_window, per_second, time_to_recover  # noqa: F401
 
 
-def client_timeout_ms(lab_line):
-    """The app's client deadline, as its `lab:` line prints it (--client-timeout-ms; 10 s by default)."""
-    m = CLIENT_TIMEOUT.search(lab_line or "")
-    return int(m.group(1)) if m else None
-
-
-def flag_value(args, flag):
-    """The integer after `flag` in an argument list (the app's flags), or None."""
-    args = list(args)
-    for i, a in enumerate(args[:-1]):
-        if a == flag and args[i + 1].isdigit():
-            return int(args[i + 1])
-    return None
-
-
-class Sampler:
-    """The app every 0.5 s on a thread of ours while vegeta runs: /stats (inFlight, queued,
-    liveThreads, heapUsedBytes, admission) and /proc/PID/status (RSS, OS threads), a JSON line
-    each into samples.jsonl. A peak needs the series: a backlog drains and the GC gives memory back."""
-
-    def __init__(self, stats_url, pid, out, interval_s=SAMPLE_S):
-        self.stats_url, self.pid, self.out, self.interval_s = stats_url, pid, out, interval_s
-        self.peak_rss_kb = self.peak_threads = None
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="degrade-sampler", daemon=True)
-
-    def sample(self):
-        row = {"t": round(time.time(), 3)}
-        try:
-            status, body = procs.http(self.stats_url, timeout=1.0)
-            stats = json.loads(body) if status < 300 else {}
-        except (OSError, ValueError):
-            stats = {}                       # a busy admin port: a gap in the series, not a failure
-        for key in ("inFlight", "queued", "liveThreads", "heapUsedBytes", "admission"):
-            row[key] = stats.get(key)
-        try:
-            with open(f"/proc/{self.pid}/status") as f:
-                row["rssKb"], row["osThreads"] = procs.status_fields(f.read())
-        except OSError:
-            row["rssKb"] = row["osThreads"] = None
-        if row["rssKb"] is not None:
-            self.peak_rss_kb = max(row["rssKb"], self.peak_rss_kb or 0)
-        if row["osThreads"] is not None:
-            self.peak_threads = max(row["osThreads"], self.peak_threads or 0)
-        return row
-
-    def _run(self):
-        due = time.monotonic()
-        with open(self.out, "w") as f:
-            while True:
-                f.write(json.dumps(self.sample()) + "\n")
-                f.flush()
-                due += self.interval_s
-                if self._stop.wait(max(0.0, due - time.monotonic())):
-                    return
-
-    def start(self):
-        self._thread.start()
-        return self
-
-    def stop(self):
-        self._stop.set()
-        self._thread.join()
-
-
-def fault_call(url, method):
-    """remote-sleep's /fault: (status, JSON or None); raises OSError when it does not answer."""
-    status, body = procs.http(url, method=method)
-    try:
-        return status, json.loads(body) if body else None
-    except ValueError:
-        return status, None
-
-
-def measure(lab, cell, d, url, app):
-    """One degrade cell: the remote healthy, its schedule posted, the sampler and vegeta for the
-    whole timeline, the remote's record of what it did (fault.json), healthy again; then the
-    per-second timeline (timeline.json). (None or why it failed, measured)."""
-    s = lab.s
-    p = cell.scene.params(s)
-    fault_url = lab.url(s.remote_port, "/fault")
-    reason, schedule, posted_ms = post_schedule(fault_url, p)
-    if reason is not None:
-        return reason, {}
-    timeout_ms = client_timeout_ms(app.lab_line())
-    # vegeta's workers are sized for what one request holds (vegeta.limits): during the fault, the
-    # fault's hold, so that vegeta itself never caps the rate it offers.
-    hold = hold_ms(p["fault"], s.sleep_ms, timeout_ms) or fault_delay_ms(p["fault"]) or s.sleep_ms
-    print(f"  remote-sleep: {schedule} (then ok); the app's client timeout: "
-          f"{'unknown (no lab: line)' if timeout_ms is None else f'{timeout_ms} ms'}")
-    sampler = Sampler(app.admin + "/stats", app.proc.pid, d / "samples.jsonl").start()
-    ticks0 = procs.proc_ticks(app.proc)
-    try:
-        reason, measured = vegeta.measure(lab.m.vegeta, d, url, s.rate, p["timeline_ms"] / 1000.0,
-                                          s.wrk_timeout_s, hold, stats_url=app.admin + "/stats")
-    finally:                  # also on Ctrl-C: the sampler stopped, the remote healthy for the next cell
-        sampler.stop()
-        ticks1 = procs.proc_ticks(app.proc)
-        record = end_schedule(fault_url, d)
-    measured.update(cpu_app_s=round((ticks1 - ticks0) / procs.CLK_TCK, 2), peak_rss_kb=sampler.peak_rss_kb,
-                    peak_os_threads=sampler.peak_threads, client_timeout_ms=timeout_ms, fault_posted_ms=posted_ms)
-    if reason is None:
-        reason = write_timeline(lab.m.vegeta, d, p, record, posted_ms)
-    return reason, measured
-
-
-def post_schedule(fault_url, p):
-    """The remote healthy (DELETE /fault), then this cell's timeline posted: FAULT_AT of ok, then
-    FAULT_FOR of FAULT, after which it is ok again by itself. (None or why it failed, the schedule,
-    when it was posted in epoch ms: what fault_window falls back on when the remote kept no record)."""
-    schedule = f"{p['fault_at_ms']}ms:ok,{p['fault_for_ms']}ms:{p['fault']}"
-    try:
-        status, _ = fault_call(fault_url, "DELETE")
-        if status == 404:
-            return REBUILD, schedule, None
-        if status >= 300:
-            return f"DELETE /fault at remote-sleep answered {status}", schedule, None
-        posted_ms = int(time.time() * 1000)
-        status, _ = fault_call(f"{fault_url}?schedule={urllib.parse.quote(schedule, safe='')}", "POST")
-        if status >= 300:
-            return f"POST /fault?schedule={schedule} answered {status}", schedule, None
-    except OSError as e:
-        return f"remote-sleep's /fault did not answer: {e}", schedule, None
-    return None, schedule, posted_ms
-
-
-def end_schedule(fault_url, d):
-    """The remote's record of what it did (GET /fault, into fault.json: null when it answered an
-    error), then healthy again, its hung requests aborted. The record, or None when it did not answer."""
-    try:
-        status, record = fault_call(fault_url, "GET")
-        (d / "fault.json").write_text(json.dumps(record if status < 300 else None) + "\n")
-        fault_call(fault_url, "DELETE")
-    except OSError:
-        return None
-    return record
-
-
-def write_timeline(vegeta_bin, d, p, record, posted_ms):
-    """timeline.json from vegeta.bin and the remote's record: None, or why it could not be written."""
-    start_ms, end_ms, source = fault_window(record, p["fault"], posted_ms, p["fault_at_ms"], p["fault_for_ms"])
-    encoded = subprocess.run([vegeta_bin, "encode", "--to=json", str(d / "vegeta.bin")], capture_output=True, text=True)
-    if encoded.returncode != 0:
-        return f"vegeta encode failed: {encoded.stderr.strip()[:200]}"
-    results = (json.loads(line) for line in encoded.stdout.splitlines() if line.strip())
-    t = per_second(results, start_ms / 1000.0, p["deadline_ms"])
-    t.update(fault_start_ms=start_ms, fault_end_ms=end_ms, fault_end_s=(end_ms - start_ms) / 1000.0,
-             fault_source=source, deadline_ms=p["deadline_ms"],
-             end_s=None if t["first_send_s"] is None else t["first_send_s"] + p["timeline_ms"] / 1000.0)
-    (d / "timeline.json").write_text(json.dumps(t) + "\n")
-    return None
-
-
-# ---------------------------------------------------------------- a cell's figures
-
-FIELDS = ("fault", "max_in_flight_limit", "client_timeout_ms", "fault_s", "fault_source", "healthy_p99_ms",
-          "goodput_before_rps", "goodput_during_rps", "goodput_after_rps", "fault_errors", "recovery_s",
-          "recovery_text", "predicted_recovery_s", "predicted_recovery_at_most", "prediction", "predicted_peak", "peak_in_flight", "peak_queued",
-          "peak_backlog", "peak_live_threads", "peak_heap_mb", "admission_rejected")
-
-
-def read_samples(path):
-    try:
-        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    except (OSError, ValueError):
-        return []
-
-
-def peak(samples, value):
-    values = [v for v in (value(x) for x in samples) if v is not None]
-    return max(values) if values else None
-
-
-def cell_prediction(record, p, timeout_ms):
-    """Little's law for this cell: its thread cap, its limit, its client pool cap (APP_ARGS)."""
-    threads = int(record.threads) if record.thread_per_request and str(record.threads).isdigit() else None
-    args = (p.get("app_args") or "").split() + (p.get("user_app_args") or "").split()
-    out = predict(record.rate, record.sleep_ms, hold_ms(p["fault"], record.sleep_ms, timeout_ms),
-                  p["fault_for_ms"] / 1000.0, threads=threads, limit=cell_limit(p) or None,
-                  queue_cap=flag_value(args, "--client-max-connections"))
-    # A bounded container queue (Tomcat) or QoSHandler (Jetty) sheds load this arithmetic does not model.
-    shed = [f for f in ("--container-queue", "--qos") if flag_value(args, f)]
-    if shed:
-        out["text"] = f"not modelled: {' and '.join(shed)} shed what does not fit; without them: " + out["text"]
-        out["recovery_s"] = None
-    return out
-
-
-def cell_limit(params):
-    """A cell's --max-in-flight (0: none), from the app flags its plan gave it."""
-    return flag_value((params.get("app_args") or "").split(), "--max-in-flight") or 0
-
-
-def figures(record, d):
-    """The cell's degrade fields: its settings, then what its timeline (timeline.json), the app's
-    series (samples.jsonl, stats.json) and Little's law say. A cell that has no timeline (it
-    failed before vegeta ended) has its settings only."""
-    p, m = record.params, record.measured
-    out = dict.fromkeys(FIELDS)
-    out.update(fault=p.get("fault"), max_in_flight_limit=cell_limit(p) if "fault" in p else None,
-               client_timeout_ms=m.get("client_timeout_ms"))
-    t = read_json(d / "timeline.json")
-    if not t or "fault" not in p:
-        return out
-    out.update(timeline_figures(t, p, record.sleep_ms))
-    out.update(app_peaks(read_samples(d / "samples.jsonl"), read_json(d / "stats.json") or {}))
-    pred = cell_prediction(record, p, m.get("client_timeout_ms"))
-    out.update(predicted_recovery_s=None if pred["recovery_s"] is None else round(pred["recovery_s"], 1),
-               predicted_recovery_at_most=bool(pred.get("recovery_at_most")),
-               prediction=pred["text"], predicted_peak=pred["peak"])
-    return out
-
-
-def timeline_figures(t, p, sleep_ms):
-    """Goodput before, during and after the fault, by completion second (what the clients got in
-    each second), every failed request by kind, and the time to recover, by send second (when a
-    request sent then was answered well again)."""
-    fault_end = t["fault_end_s"]
-    healthy = t["healthy"]["p99_ms"]
-    rec_s, slips = time_to_recover(t["by_send"], healthy, fault_end)
-    done = t["by_completion"]
-    end = t.get("end_s") or fault_end + p["after_ms"] / 1000.0
-    errors = dict.fromkeys(ERROR_KINDS, 0)
-    for row in t["by_send"]:
-        for k, n in row["errors"].items():
-            errors[k] = errors.get(k, 0) + n
-    return dict(
-        fault_s=round(fault_end, 2), fault_source=t.get("fault_source"), healthy_p99_ms=healthy,
-        # before: from one healthy delay in, when the first answers can have come back
-        goodput_before_rps=rate_over(done, -p["fault_at_ms"] / 1000.0 + sleep_ms / 1000.0, 0),
-        goodput_during_rps=rate_over(done, 0, fault_end), goodput_after_rps=rate_over(done, fault_end, end),
-        fault_errors=errors, recovery_s=rec_s,
-        recovery_text=("—" if healthy is None else "not within the run" if rec_s is None
-                       else f"{rec_s:g} s" + (f" ({slips} s not back later)" if slips else "")))
-
-
-def app_peaks(samples, stats):
-    """The app's peaks from the sampler's series (a backlog drains and the GC gives memory back, so
-    its state at the end says little), and its admission filter's rejections (stats.json, at the end)."""
-    heap = peak(samples, lambda x: x.get("heapUsedBytes"))
-    return dict(
-        peak_in_flight=peak(samples, lambda x: x.get("inFlight")),
-        peak_queued=peak(samples, lambda x: x.get("queued")),
-        peak_backlog=peak(samples, lambda x: None if x.get("inFlight") is None else x["inFlight"] + (x.get("queued") or 0)),
-        peak_live_threads=peak(samples, lambda x: x.get("liveThreads")),
-        peak_heap_mb=None if heap is None else round(heap / 1048576.0, 1),
-        admission_rejected=(stats.get("admission") or {}).get("rejected"))
-
+# ---------------------------------------------------------------- a cell's figures, in words
 
 def errors_text(errors):
     """'503: 1,200 · 504: 3', or 'none'."""
@@ -487,7 +231,7 @@ class Degrade(Scenario):
                 "user_app_args": s.raw["APP_ARGS"]}
 
     def measure(self, lab, cell, d, url, app):
-        return measure(lab, cell, d, url, app)
+        return live.measure(lab, cell, d, url, app)
 
     # ---- the run
     def meta_values(self, s):
