@@ -21,7 +21,7 @@
 #        ./bench.sh sweep (make sweep): each model from 100 to 10,000 connections instead of the
 #        matrix, with the app's CPU, memory and threads per level, each model's knee, and charts.
 #
-# REQUIREMENTS: Linux, python3 (3.9+, standard library only), a JDK 17+ (bench/java-home.sh picks
+# REQUIREMENTS: Linux, python3 (3.9+, standard library only), a JDK 17+ (bench/tools/java-home.sh picks
 #   the newest >= 21), Maven for the build, and wrk (installed with apt-get when missing and run
 #   as root).
 #

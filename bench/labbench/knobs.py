@@ -33,7 +33,9 @@ def markdown(groups):
     """docs/settings.md's tables: one per group, under its heading, a row per setting."""
     out = []
     for heading, rows in groups:
-        out += [f"### {heading or 'Every run'}", "", "| variable | default | what it sets |", "|---|---|---|"]
+        title, _, more = (heading or "Every run").partition(": ")     # "SCENARIO=fanout: each app timed ..."
+        out += [f"### {title}", ""] + ([more[0].upper() + more[1:] + ".", ""] if more else [])
+        out += ["| variable | default | what it sets |", "|---|---|---|"]
         out += [f"| `{s.name}` | {f'`{s.default}`' if s.default else '(empty)'} | {s.what} |" for s in rows]
         out.append("")
     return "\n".join(out)

@@ -2,8 +2,10 @@
 
 bench/tests/fixtures/<run>/ are small real run directories (bench/tests/fixtures/make-fixtures.sh made them:
 a REPEAT=2 matrix with a FAILED and SKIPPED cells, vegeta beside wrk with Netty and v1, slow
-clients, fan-out, a sweep), each with the results.md/.json/.csv the report wrote then. The report
-must write them again from the raw files: results.md byte for byte, results.json's data (parsed)
+clients, fan-out, a sweep, a degrade timeline), each with the results.md/.json/.csv the report
+wrote then (the degrade run keeps its charts/*.png as empty files: results.md embeds the charts
+that exist, so its list of charts is pinned too). The report must write them again from the raw
+files: results.md byte for byte, results.json's data (parsed)
 and results.csv's rows (by column name; a new column order is no change); `make compare` on pairs of them, the
 plan of the default matrix, sweep, fan-out and vegeta runs, and --help likewise
 (bench/tests/fixtures/expected/). A deliberate change of a report's text changes these files in the
@@ -53,13 +55,13 @@ def same_as_expected(test, path, text):
 
 class Reports(unittest.TestCase):
     def test_fixtures_are_there(self):
-        self.assertEqual(RUNS, ["fanout", "matrix", "openloop", "slow", "sweep"])
+        self.assertEqual(RUNS, ["degrade", "fanout", "matrix", "openloop", "slow", "sweep"])
 
     def test_reports_rebuilt_from_raw_files(self):
         for name in RUNS:
             with self.subTest(run=name), tempfile.TemporaryDirectory() as tmp:
                 run = Path(tmp) / name
-                shutil.copytree(FIXTURES / name, run, ignore=shutil.ignore_patterns(*OUTPUTS, "charts"))
+                shutil.copytree(FIXTURES / name, run, ignore=shutil.ignore_patterns(*OUTPUTS))
                 report.update(run)
                 for out in OUTPUTS:
                     same_as_expected(self, FIXTURES / name / out, (run / out).read_text())

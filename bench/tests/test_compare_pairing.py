@@ -74,7 +74,7 @@ class SettingsDiffTest(unittest.TestCase):
         text = settings(self.a, fixture("threads-1-8.json"))
         self.assertTrue(text.startswith("**Settings:** B changed THREADS `1 200 v1` → `1 8`; "
                                         "narrowed APPS to `sync-servlet async-servlet`; the same: "), text)
-        self.assertIn("DURATION, SLEEP_MS, WARMUP, REPEAT, JAVA_OPTS, APP_ARGS, JDK, commit, CPU, OS.", text)
+        self.assertIn("SCENARIO, LOADGEN, REPEAT, DURATION, SLEEP_MS, WARMUP, JAVA_OPTS, APP_ARGS, JDK, commit, CPU, OS.", text)
 
     def test_each_knob_is_named(self):
         cases = [
@@ -121,7 +121,7 @@ class SettingsDiffTest(unittest.TestCase):
     def test_rounds_of_one_run_changed_nothing(self):
         rc, out, _ = run_compare(FIXTURES / "matrix", FIXTURES / "matrix/results.json")
         self.assertEqual(rc, 0)
-        self.assertIn("**Settings:** B changed no recorded setting; the same: SCENARIO,", out)
+        self.assertIn("**Settings:** B changed no recorded setting; the same: APPS,", out)
         self.assertIn("commit (uncommitted changes in both)", out)
 
 

@@ -9,7 +9,7 @@ it; the fault's window shaded (GET /fault's changes, not the plan).
   degrade-goodput  every cell's goodput side by side: a column per variant, a row per limit
 
 Runs with the matplotlib pinned in bench/tools/charts-requirements.txt, from the project-local
-venv (bench/tools/install.sh matplotlib); labbench/scenarios/degrade.py calls it at the end.
+venv (bench/tools/install.sh matplotlib); labbench/scenarios/degrade/report.py calls it at the end.
 
 Usage: .tools/venv/bin/python bench/tools/degrade_charts.py RUN_DIR
 """

@@ -116,12 +116,15 @@ def share_line(ran, run):
     shares = sorted(c["jit_pct"] for c in ran)
     top = max(ran, key=lambda c: c["jit_pct"])
     cold = sum(1 for s in shares if s > JIT_WARM)
+    # the all-cells table lists the closed-loop cells only
+    where = (" (⚠ beside their JIT % in *All cells*)"
+             if any(c["jit_pct"] > JIT_WARM and c.get("loadgen", "wrk") == "wrk" for c in ran) else "")
     lean = sorted(c["cpu_ms_per_request_without_jit"] for c in ran if c.get("cpu_ms_per_request_without_jit") is not None)
     line = (f"JIT compiler's share of the app's CPU in the measured windows: median **{shares[len(shares) // 2]:.1f} %**, "
             f"highest {top['jit_pct']:.1f} % ({top['app']} {top['container']} threads={top['threads']})"
             + (f"; CPU ms/req without the compiler's threads {lean[0]:.3f}–{lean[-1]:.3f}" if lean else "")
             + load_part([c for c in run["cells"] if c["status"] == "ok"]) + "; "
-            + (f"{cold} of {len(ran)} cells above {JIT_WARM:g} % (⚠ beside their JIT % in *All cells*): their CPU figures are partly the compiler's.\n"
+            + (f"{cold} of {len(ran)} cells above {JIT_WARM:g} %{where}: their CPU figures are partly the compiler's.\n"
                if cold else f"every cell at most {JIT_WARM:g} %: the CPU figures are a warm JVM's.\n"))
     return line
 

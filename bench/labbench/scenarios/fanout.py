@@ -17,11 +17,14 @@ FANOUT_LOAD_N = 10
 
 class Fanout(Scenario):
     name = "fanout"
-    defaults = {
-        "FANOUT": "1 10 100",      # SCENARIO=fanout: the N of GET /fanout?n=N timed one request at a time
-        "FANOUT_MS": "300",        # SCENARIO=fanout: each of the N remote calls' delay (ms)
-        "FANOUT_APPS": "",         # SCENARIO=fanout: the fan-out apps; empty = all of them
-    }
+    settings = (
+        setting("FANOUT", "1 10 100", "`SCENARIO=fanout`: the N of `GET /fanout?n=N` timed one request at a time", "list"),
+        setting("FANOUT_MS", "300", "`SCENARIO=fanout`: each remote call's delay (ms)", "value"),
+        setting("FANOUT_APPS", "", "`SCENARIO=fanout`: the fan-out apps; empty = all of them", "list",
+                known=lambda: catalog.apps_for("fanout")),
+    )
+    heading = (f"SCENARIO=fanout: each fan-out app timed one request at a time for each N (GET /fanout?n=N&ms=FANOUT_MS), "
+               f"then under wrk's load with N = {FANOUT_LOAD_N}")
     fields = ("fanout_n", "fanout_ms")
     has_ceiling = False        # its requests make N calls each, the calibration's make one
 

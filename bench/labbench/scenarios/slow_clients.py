@@ -79,6 +79,14 @@ def slow_error_total(c):
 
 
 class SlowClientsScenario(Scenario):
+    # both slow scenarios read them (two registrations of one class: --help lists them once)
+    settings = (
+        setting("SLOW_CLIENTS", "10", "slow clients beside wrk in a `slow-*` cell", "value"),
+        setting("SLOW_RATE", "1000", "bytes per second each slow client sends or reads", "value"),
+        setting("SLOW_BYTES", "", "bytes each slow client sends or reads; empty = the scenario's default (4096 up, "
+                "16777216 down)"),
+    )
+    heading = "SCENARIO=slow-upload, slow-download: slow clients beside wrk"
     fields = SLOW_KEYS
     csv_columns = [k for k in SLOW_KEYS if k != "slow_errors"] + [f"slow_errors_{k}" for k in SLOW_ERRORS]
     side_load_resets_app = True      # its queue and connections may be in any state afterwards
@@ -161,14 +169,7 @@ class SlowClientsScenario(Scenario):
 
 
 class SlowUpload(SlowClientsScenario):
-    """Owns the settings both slow scenarios share (SLOW_CLIENTS, SLOW_RATE, SLOW_BYTES)."""
-    settings = (
-        setting("SLOW_CLIENTS", "10", "slow clients beside wrk in a `slow-*` cell", "value"),
-        setting("SLOW_RATE", "1000", "bytes per second each slow client sends or reads", "value"),
-        setting("SLOW_BYTES", "", "bytes each slow client sends or reads; empty = the scenario's default (4096 up, "
-                "16777216 down)"),
-    )
-    heading = "SCENARIO=slow-upload, slow-download: slow clients beside wrk"
+    """Parses the settings both slow scenarios share (SLOW_CLIENTS, SLOW_RATE, SLOW_BYTES), once."""
 
     def parse(self, v):
         slow_bytes = None
