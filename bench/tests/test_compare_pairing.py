@@ -288,6 +288,14 @@ class NothingToCompareTest(unittest.TestCase):
                          "`jetty netty`, B `tomcat`): run B's settings again with A's APPS=\"sync-mvc webflux\" "
                          "CONTAINERS=\"jetty netty\", and compare that run with A\n", err)
 
+    def test_the_command_line_names_the_settings_of_the_table(self):
+        """`make compare` runs compare as a command: it registers the scenarios itself (labbench.plugins),
+        or its settings paragraph would name none of their settings."""
+        done = subprocess.run([sys.executable, "-m", "labbench.report.compare", str(FIXTURES.parent / "fixtures" / "matrix"),
+                               str(FIXTURES.parent / "fixtures" / "matrix")], capture_output=True, text=True, cwd=HERE.parent)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("**Settings:** B changed no recorded setting; the same: APPS, CONTAINERS, THREADS, CLIENT,", done.stdout)
+
     def test_the_command_exits_2(self):
         a = fixture("default.json")
         b = copy.deepcopy(a)

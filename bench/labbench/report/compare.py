@@ -44,6 +44,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))      # bench/, also when run as a file
+from labbench import plugins  # noqa: E402,F401  (a command line: the scenarios' settings and parts registered)
 from labbench.report.compare_judge import NOISE_FLOOR, compare  # noqa: E402
 from labbench.report.compare_pairs import bound_moved, nothing_shared, pair_across, replaced_knobs  # noqa: E402
 from labbench.report.compare_runs import describe, load, usage_error  # noqa: E402
