@@ -12,13 +12,11 @@ CPUSETS="app=1 rest=0" gives the app CPU 1 and every other role CPU 0; "rest" na
 given a set of their own. A CPU list is taskset's: "0", "2-3", "0,2-3". With HOSTS a host's `cpus`
 variable does the same on that host.
 """
-import json
 import os
 import re
 import shlex
 import shutil
 import subprocess
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -149,7 +147,11 @@ def start(role, cmd, out, env=None, i=0):
 
 def run(role, cmd, out, env=None, i=0):
     """Start and wait: the command's exit code (ssh's 255: the host was not reached or was lost)."""
-    p = start(role, cmd, out, env, i)
+    return wait(start(role, cmd, out, env, i))
+
+
+def wait(p):
+    """Wait for a process start() started: its exit code (ssh's 255: the host was not reached or was lost)."""
     rc = procs.wait(p)
     _started.pop(p, None)          # ended: nothing reads its pid again (a warm-up starts hundreds)
     return rc
@@ -233,6 +235,11 @@ def ticks(p):
     pid = remote_pid(p)
     rc, out = remote_run(_started[p][0], f"cat /proc/{pid}/stat") if pid else (1, "")
     return procs.stat_ticks(out) if rc == 0 else 0
+
+
+def cpu_s(p):
+    """The CPU seconds process p (started by start()) has used so far, on its host."""
+    return ticks(p) / procs.CLK_TCK
 
 
 def box_ticks(role, i=0):

@@ -14,7 +14,6 @@ import re
 import signal
 import subprocess
 import threading
-import time
 
 CHILDREN = []                 # started and not yet reaped: what stop_all() stops
 AT_STOP = []                  # what stop_all() also stops, after them: servers that are no child of ours

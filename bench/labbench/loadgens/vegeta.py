@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 
 from .. import place, procs, web
 from . import LoadGen, jvm_figures
-from ..report.fmt import f_int, f_lat, f_pct, f_rps, num, read_json
+from ..report.fmt import f_int, f_lat, f_pct, f_rps, read_json
 
 
 def limits(rate, sleep_ms, timeout_s):
@@ -110,7 +110,7 @@ def measure_on_hosts(vegeta, cell_dir, url, rate, duration_s, timeout_s, sleep_m
     gone = place.lost_names("loadgen", [i for i, _ in plan])
     if gone:
         return f"load host {', '.join(gone)} was lost earlier in this run", {}
-    tmp, procs_, cmds = f"/tmp/lab-vegeta-{os.getpid()}-{cell_dir.name}", [], []
+    tmp, started, cmds = f"/tmp/lab-vegeta-{os.getpid()}-{cell_dir.name}", [], []
     for i, r in plan:
         h = place.host("loadgen", i)
         if not place.put_text("loadgen", i, f"{tmp}-{h.name}.targets", f"GET {url}\n"):
@@ -122,8 +122,8 @@ def measure_on_hosts(vegeta, cell_dir, url, rate, duration_s, timeout_s, sleep_m
     jvm0 = (web.get_json(stats_url) or {}).get("jvm") if stats_url else None
     box0, t0 = place.box_ticks("app"), time.monotonic()
     for (i, _), cmd in zip(plan, cmds):
-        procs_.append(place.start("loadgen", [str(c) for c in cmd], cell_dir / f"vegeta-{place.host('loadgen', i).name}.txt", i=i))
-    rcs = [procs.wait(p) for p in procs_]
+        started.append(place.start("loadgen", [str(c) for c in cmd], cell_dir / f"vegeta-{place.host('loadgen', i).name}.txt", i=i))
+    rcs = [place.wait(p) for p in started]
     stats = web.get_json(stats_url) if stats_url else None
     if stats_url and stats is None:
         return "GET /stats failed after vegeta", {}

@@ -117,7 +117,7 @@ def run_on_hosts(plan, cmds, cell_dir, tmp, timeout_s):
                            {"WRK_JSON": f"{tmp}-{place.host('loadgen', i).name}.json", "WRK_CONNECTIONS": str(c),
                             "WRK_TIMEOUT_S": str(timeout_s)}, i)
                for (i, _, c), cmd in zip(plan, cmds)]
-    rcs = [procs.wait(p) for p in started]
+    rcs = [place.wait(p) for p in started]
     for (i, _, _), rc in zip(plan, rcs):
         if rc == 255:
             place.lost(place.host("loadgen", i))
@@ -133,7 +133,7 @@ class CpuWindow:
     def __init__(self, hosts, remote, app, per_host=False):
         self.hosts, self.remote, self.app, self.per_host = hosts, remote, app, per_host
         self.t0, self.box0 = time.monotonic(), {h: place.box_ticks_of(h) for h in hosts}
-        self.rem0, self.app0 = place.ticks(remote), (place.ticks(app) if app else 0)
+        self.rem0, self.app0 = place.cpu_s(remote), (place.cpu_s(app) if app else 0)
 
     def end(self):
         t1, box1 = time.monotonic(), {h: place.box_ticks_of(h) for h in self.hosts}
@@ -143,11 +143,11 @@ class CpuWindow:
             return round(100 * (box1[h][k] - self.box0[h][k]) / total, 1) if total else 0
         out = {"cpu_window_s": round(t1 - self.t0, 2),
                "cpu_box_pct": pct(place.host("app"), 0), "cpu_steal_pct": pct(place.host("app"), 2),
-               "cpu_remote_s": round((place.ticks(self.remote) - self.rem0) / procs.CLK_TCK, 2)}
+               "cpu_remote_s": round(place.cpu_s(self.remote) - self.rem0, 2)}
         if self.per_host:
             out["host_cpu"] = {h.name: {"busy_pct": pct(h, 0), "steal_pct": pct(h, 2)} for h in self.hosts}
         if self.app:
-            out["cpu_app_s"] = round((place.ticks(self.app) - self.app0) / procs.CLK_TCK, 2)
+            out["cpu_app_s"] = round(place.cpu_s(self.app) - self.app0, 2)
         return out
 
 

@@ -3,7 +3,7 @@ per pool size x container: steady % of the ceiling and the handler threads seen)
 box was the limit (the highest box CPU of the run). A scenario with an answer of its own (the
 sweep's knees) supplies it instead (Scenario.verdict)."""
 from .. import scenarios
-from .fmt import f_int, f_pct, f_rps, pool_move, threads_label, threads_order
+from .fmt import f_int, f_pct, pool_move, threads_label, threads_order
 
 BELOW = 95.0            # a verdict cell below this % of its ceiling is marked ⚠
 JIT_WARM = 5.0          # the JIT compiler's share (%) of the app's CPU in a warm measured window
