@@ -77,7 +77,7 @@ public final class AdminServer implements AutoCloseable {
                 try {
                     profile(exchange);
                 } catch (RuntimeException | IOException e) {
-                    send(exchange, 500, "{\"error\":" + Profiler.Json.str(e.toString()) + "}");
+                    send(exchange, 500, error(e.toString()));
                 }
             }
         });
@@ -108,11 +108,11 @@ public final class AdminServer implements AutoCloseable {
                 send(exchange, 409, "{\"error\":\"the app has not started\"}");
                 return;
             }
-            send(exchange, 200, "{\"lab\":" + Profiler.Json.str(resize.apply(threads)) + "}");
+            send(exchange, 200, "{\"lab\":" + Json.str(resize.apply(threads)) + "}");
         } catch (IllegalArgumentException e) {
-            send(exchange, 400, "{\"error\":" + Profiler.Json.str(e.getMessage()) + "}");
+            send(exchange, 400, error(e.getMessage()));
         } catch (IllegalStateException | UnsupportedOperationException e) {
-            send(exchange, 409, "{\"error\":" + Profiler.Json.str(e.getMessage()) + "}");
+            send(exchange, 409, error(e.getMessage()));
         }
     }
 
@@ -153,9 +153,9 @@ public final class AdminServer implements AutoCloseable {
                 send(exchange, 200, json);
             }
         } catch (IllegalArgumentException e) {
-            send(exchange, 400, "{\"error\":" + Profiler.Json.str(e.getMessage()) + "}");
+            send(exchange, 400, error(e.getMessage()));
         } catch (Profiler.StateException e) {
-            send(exchange, 409, "{\"error\":" + Profiler.Json.str(e.getMessage()) + "}");
+            send(exchange, 409, error(e.getMessage()));
         }
     }
 
@@ -183,6 +183,11 @@ public final class AdminServer implements AutoCloseable {
         exchange.getResponseHeaders().set("Allow", "POST");
         send(exchange, 405, "{\"error\":\"POST only\"}");
         return false;
+    }
+
+    /** {@code {"error":"..."}}: every 4xx and 5xx answer of this port. */
+    private static String error(String message) {
+        return "{\"error\":" + Json.str(message) + "}";
     }
 
     private static void send(HttpExchange exchange, int status, String json) throws IOException {

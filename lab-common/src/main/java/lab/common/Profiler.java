@@ -424,28 +424,4 @@ public final class Profiler {
         }
         return n;
     }
-
-    static final class Json {
-        private Json() {
-        }
-
-        static String str(String s) {
-            StringBuilder b = new StringBuilder("\"");
-            for (int i = 0; i < s.length(); i++) {
-                char c = s.charAt(i);
-                switch (c) {
-                    case '"' -> b.append("\\\"");
-                    case '\\' -> b.append("\\\\");
-                    case '\n' -> b.append("\\n");
-                    case '\r' -> b.append("\\r");
-                    case '\t' -> b.append("\\t");
-                    default -> {
-                        if (c < 0x20) b.append(String.format("\\u%04x", (int) c));
-                        else b.append(c);
-                    }
-                }
-            }
-            return b.append('"').toString();
-        }
-    }
 }
