@@ -3,6 +3,8 @@ package lab.common;
 import java.net.URI;
 import java.util.List;
 
+import lab.common.container.Container;
+
 /**
  * Everything one app process is configured with, parsed from its flags and printed first at start,
  * so every log line and result says what was measured.
@@ -225,7 +227,7 @@ public record LabConfig(
      * protection one container offers of its own (issue 17); where it has none, the flag is refused
      * rather than printed and ignored. {@code --max-in-flight} is the one that works everywhere.
      */
-    static String containerLimitRefusal(String container, boolean virtual, int containerQueue, int qos) {
+    public static String containerLimitRefusal(String container, boolean virtual, int containerQueue, int qos) {
         if (containerQueue > 0) {
             switch (container) {
                 case "jetty" -> {

@@ -4,6 +4,8 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
+import lab.common.container.Container;
+
 /**
  * Starts one app: its container on the pinned pool, the admin endpoint beside it, the shared
  * client. Each module's {@code main} is one call to {@link #main}; tests call {@link #start} with

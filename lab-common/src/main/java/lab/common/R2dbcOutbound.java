@@ -28,6 +28,8 @@ import reactor.netty.resources.LoopResources;
 import reactor.pool.PoolAcquirePendingLimitException;
 import reactor.util.retry.Retry;
 
+import lab.common.container.NettyContainer;
+
 /**
  * {@code --backend postgres --db-driver r2dbc}: r2dbc-postgresql on an r2dbc-pool of N connections,
  * warmed before the app prints its {@code lab:} line. Nothing waits on a thread: a call is a

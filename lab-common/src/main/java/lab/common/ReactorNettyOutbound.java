@@ -14,6 +14,8 @@ import reactor.netty.http.client.HttpClient;
 import reactor.netty.resources.ConnectionProvider;
 import reactor.netty.resources.LoopResources;
 
+import lab.common.container.NettyContainer;
+
 /**
  * {@code --client reactor-netty}: Reactor Netty's {@link HttpClient}, the client a WebFlux user
  * calls out with.

@@ -74,7 +74,7 @@ public final class Remote implements AutoCloseable {
      * server must run on, because the client already does (shared); null otherwise. Typed Object so
      * that Spring's look at this bean never needs Reactor Netty on the classpath.
      */
-    Object nettyServerLoops() {
+    public Object nettyServerLoops() {
         return out.serverLoops();
     }
 

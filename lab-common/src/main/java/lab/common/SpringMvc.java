@@ -9,6 +9,8 @@ import org.springframework.web.context.support.AnnotationConfigWebApplicationCon
 import org.springframework.web.servlet.DispatcherServlet;
 import org.springframework.web.servlet.config.annotation.EnableWebMvc;
 
+import lab.common.container.Container;
+
 /**
  * Plain Spring MVC (no Boot): a DispatcherServlet over an annotation context holding the
  * controller and the shared {@link Remote}. Async support is on the servlet and the stats filter

@@ -25,13 +25,13 @@ import reactor.core.publisher.SignalType;
  * cancelled because the client went away. Not when {@code handle} returns: it returns as soon as
  * the pipeline is assembled, before anything ran, so that would be no limit at all.
  */
-final class StatsHttpHandler implements HttpHandler {
+public final class StatsHttpHandler implements HttpHandler {
 
     private final HttpHandler app;
     private final Stats stats;
     private final Admission admission;
 
-    StatsHttpHandler(HttpHandler app, Stats stats) {
+    public StatsHttpHandler(HttpHandler app, Stats stats) {
         this.app = app;
         this.stats = stats;
         this.admission = stats.admission();

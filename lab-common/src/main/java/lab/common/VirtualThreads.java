@@ -81,7 +81,7 @@ public final class VirtualThreads {
     }
 
     /** Printed in the {@code lab:} line of a vN run. */
-    static String describeCarriers() {
+    public static String describeCarriers() {
         String minRunnable = System.getProperty(MIN_RUNNABLE);
         return "carriers: " + PARALLELISM + "=" + effectiveParallelism() + " " + MAX_POOL_SIZE + "=" + effectiveMaxPoolSize()
                 + " minRunnable=" + (minRunnable == null ? "default (moot: maxPoolSize caps every extra carrier)" : minRunnable);

@@ -1,6 +1,11 @@
-package lab.common;
+package lab.common.container;
 
 import reactor.netty.resources.LoopResources;
+
+import lab.common.Endpoint;
+import lab.common.LabConfig;
+import lab.common.Remote;
+import lab.common.Stats;
 
 /**
  * An embedded container whose request pool is pinned so that {@code --threads N} means the same

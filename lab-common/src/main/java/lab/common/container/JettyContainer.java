@@ -1,4 +1,4 @@
-package lab.common;
+package lab.common.container;
 
 import java.time.Duration;
 import java.util.EnumSet;
@@ -15,6 +15,12 @@ import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.server.handler.QoSHandler;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.eclipse.jetty.util.thread.VirtualThreadPool;
+
+import lab.common.Endpoint;
+import lab.common.LabConfig;
+import lab.common.Stats;
+import lab.common.StatsFilter;
+import lab.common.VirtualThreads;
 
 /**
  * Jetty leases its selector (and by default acceptors and reserved threads) from the same

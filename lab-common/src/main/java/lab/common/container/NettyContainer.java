@@ -1,4 +1,4 @@
-package lab.common;
+package lab.common.container;
 
 import java.time.Duration;
 
@@ -9,14 +9,19 @@ import reactor.netty.DisposableServer;
 import reactor.netty.http.server.HttpServer;
 import reactor.netty.resources.LoopResources;
 
+import lab.common.Endpoint;
+import lab.common.LabConfig;
+import lab.common.Stats;
+import lab.common.StatsHttpHandler;
+
 /**
  * WebFlux on its native runtime. Reactor Netty has no pool for application code: N event
  * loops accept, read, run the handler and write, and must never block. {@code LoopResources}
  * with 3 arguments makes one group that also accepts (the 4-argument form adds a separate
  * select group, N + 1 threads); non-daemon, so the process lives on like Jetty's and Tomcat's.
  */
-final class NettyContainer implements Container {
-    static final String LOOP_PREFIX = "netty";
+public final class NettyContainer implements Container {
+    public static final String LOOP_PREFIX = "netty";
 
     private final LabConfig config;
     private final DisposableServer server;
@@ -29,7 +34,7 @@ final class NettyContainer implements Container {
     }
 
     /** The server's N event loops; made by {@link ReactorNettyOutbound} when its client shares them. */
-    static LoopResources newLoops(LabConfig config) {
+    public static LoopResources newLoops(LabConfig config) {
         return LoopResources.create(LOOP_PREFIX, config.threads(), false);
     }
 

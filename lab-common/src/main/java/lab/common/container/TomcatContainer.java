@@ -1,4 +1,4 @@
-package lab.common;
+package lab.common.container;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -18,6 +18,12 @@ import org.apache.catalina.startup.Tomcat;
 import org.apache.tomcat.util.descriptor.web.FilterDef;
 import org.apache.tomcat.util.descriptor.web.FilterMap;
 import org.apache.tomcat.util.threads.ThreadPoolExecutor;
+
+import lab.common.Endpoint;
+import lab.common.LabConfig;
+import lab.common.Stats;
+import lab.common.StatsFilter;
+import lab.common.VirtualThreads;
 
 /** Tomcat's acceptor and poller threads live outside its executor, so maxThreads=N is N. */
 final class TomcatContainer implements Container {
