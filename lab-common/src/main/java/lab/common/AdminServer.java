@@ -16,6 +16,8 @@ import java.util.function.UnaryOperator;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 
+import lab.common.stats.Stats;
+
 /**
  * {@code GET /stats} and {@code POST /stats/reset} on their own port and thread, outside the
  * measured container: a 1-thread sync server with 99 requests queued still answers here at once.

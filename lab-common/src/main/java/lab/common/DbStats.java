@@ -15,7 +15,7 @@ import java.util.function.Supplier;
  * in use - N, at least 0): a queue for the pool, not a call passing through a free connection's
  * acquire. The two counters are read one after the other, so a peak can be off by a call or two.
  */
-final class DbStats {
+public final class DbStats {
 
     private final String driver;
     private final int poolSize;
@@ -72,14 +72,14 @@ final class DbStats {
         return Math.max(0, acquiring.get() + active.get() - poolSize);
     }
 
-    void reset() {
+    public void reset() {
         peakActive.set(active.get());
         peakWaiting.set(waiting());
         acquireTimeouts.set(0);
         errors.set(0);
     }
 
-    String toJson() {
+    public String toJson() {
         return "{\"driver\":\"" + driver + "\""
                 + ",\"poolSize\":" + poolSize
                 + ",\"active\":" + active.get()

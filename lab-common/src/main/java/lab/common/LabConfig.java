@@ -4,6 +4,7 @@ import java.net.URI;
 import java.util.List;
 
 import lab.common.container.Container;
+import lab.common.stats.Admission;
 
 /**
  * Everything one app process is configured with, parsed from its flags and printed first at start,

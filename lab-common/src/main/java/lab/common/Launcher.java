@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import lab.common.container.Container;
+import lab.common.stats.Stats;
 
 /**
  * Starts one app: its container on the pinned pool, the admin endpoint beside it, the shared

@@ -12,6 +12,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import lab.common.stats.Stats;
+
 /**
  * The one outbound seam every variant calls the remote through. {@code --client} picks the client
  * behind it ({@link Outbound}): the JDK's {@link HttpClient} by default ({@link JdkOutbound}, every

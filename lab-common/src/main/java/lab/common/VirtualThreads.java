@@ -52,7 +52,7 @@ public final class VirtualThreads {
      * The carrier a running virtual thread is mounted on: {@code toString()} of the current
      * virtual thread reads {@code VirtualThread[#31,name]/runnable@ForkJoinPool-1-worker-1}.
      */
-    static String carrierOf(Thread virtualThread) {
+    public static String carrierOf(Thread virtualThread) {
         String s = virtualThread.toString();
         int at = s.lastIndexOf('@');
         return at < 0 ? "unknown" : s.substring(at + 1);

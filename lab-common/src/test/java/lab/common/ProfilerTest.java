@@ -22,12 +22,14 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
+import lab.common.stats.Stats;
+
 /**
  * The profile endpoints of {@link AdminServer} (issue 15): start, about 1 s of CPU in a named
  * thread, stop into a directory; async-profiler where its library loads, JFR when forced.
  */
 @Timeout(60)
-class ProfilerTest {
+public class ProfilerTest {
 
     private static final String BURNER = "lab-burner";
     private static final Pattern STACK_LINE = Pattern.compile("^\\[[^;]+ tid=-?\\d+\\](;[^;]+)* (\\d+)$");
@@ -119,7 +121,7 @@ class ProfilerTest {
     }
 
     /** About {@code ms} of this thread's CPU (bounded by 15 s of wall time); the thread CPU ns it used. */
-    static long burnCpu(long ms) {
+    public static long burnCpu(long ms) {
         ThreadMXBean mx = ManagementFactory.getThreadMXBean();
         long cpuStart = mx.getCurrentThreadCpuTime();
         long cpuEnd = cpuStart + ms * 1_000_000L;

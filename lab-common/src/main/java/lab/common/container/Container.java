@@ -5,7 +5,7 @@ import reactor.netty.resources.LoopResources;
 import lab.common.Endpoint;
 import lab.common.LabConfig;
 import lab.common.Remote;
-import lab.common.Stats;
+import lab.common.stats.Stats;
 
 /**
  * An embedded container whose request pool is pinned so that {@code --threads N} means the same

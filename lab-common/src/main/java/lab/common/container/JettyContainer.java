@@ -18,9 +18,9 @@ import org.eclipse.jetty.util.thread.VirtualThreadPool;
 
 import lab.common.Endpoint;
 import lab.common.LabConfig;
-import lab.common.Stats;
-import lab.common.StatsFilter;
 import lab.common.VirtualThreads;
+import lab.common.stats.Stats;
+import lab.common.stats.StatsFilter;
 
 /**
  * Jetty leases its selector (and by default acceptors and reserved threads) from the same

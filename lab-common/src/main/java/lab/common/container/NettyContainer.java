@@ -11,8 +11,8 @@ import reactor.netty.resources.LoopResources;
 
 import lab.common.Endpoint;
 import lab.common.LabConfig;
-import lab.common.Stats;
-import lab.common.StatsHttpHandler;
+import lab.common.stats.Stats;
+import lab.common.stats.StatsHttpHandler;
 
 /**
  * WebFlux on its native runtime. Reactor Netty has no pool for application code: N event

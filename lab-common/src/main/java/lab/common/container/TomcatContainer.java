@@ -21,9 +21,9 @@ import org.apache.tomcat.util.threads.ThreadPoolExecutor;
 
 import lab.common.Endpoint;
 import lab.common.LabConfig;
-import lab.common.Stats;
-import lab.common.StatsFilter;
 import lab.common.VirtualThreads;
+import lab.common.stats.Stats;
+import lab.common.stats.StatsFilter;
 
 /** Tomcat's acceptor and poller threads live outside its executor, so maxThreads=N is N. */
 final class TomcatContainer implements Container {

@@ -1,4 +1,4 @@
-package lab.common;
+package lab.common.stats;
 
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.Semaphore;
@@ -122,7 +122,7 @@ public final class Admission {
     }
 
     /** For the {@code lab:} line. */
-    String describe() {
+    public String describe() {
         return enabled() ? "maxInFlight=" + limit + " (a Semaphore: beyond " + limit + ", 503 at once)" : "maxInFlight=none";
     }
 }

@@ -1,4 +1,4 @@
-package lab.common;
+package lab.common.stats;
 
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryMXBean;
@@ -16,6 +16,11 @@ import java.util.function.IntSupplier;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
+
+import lab.common.DbStats;
+import lab.common.LabConfig;
+import lab.common.Launcher;
+import lab.common.VirtualThreads;
 
 /**
  * What proves the model: how many requests were in flight at once, and which threads ran
@@ -121,7 +126,7 @@ public final class Stats {
     }
 
     /** Where to read how many requests wait in the container's queue for a pool thread. */
-    void queueOf(IntSupplier containerQueue) {
+    public void queueOf(IntSupplier containerQueue) {
         this.queued = containerQueue;
     }
 
@@ -129,7 +134,7 @@ public final class Stats {
      * Where to read Jetty's QoSHandler counts ({@code --qos}): its JSON, or null without the flag; and how
      * to start them from zero on {@link #reset}.
      */
-    void qosOf(Supplier<String> json, Runnable reset) {
+    public void qosOf(Supplier<String> json, Runnable reset) {
         this.qos = json;
         this.qosReset = reset;
     }
@@ -141,7 +146,7 @@ public final class Stats {
     }
 
     /** Where to read the database pool's numbers (the outbound calls it once it is filled). */
-    void dbOf(DbStats pool) {
+    public void dbOf(DbStats pool) {
         this.db = pool;
     }
 
@@ -171,7 +176,7 @@ public final class Stats {
     }
 
     /** The container's pool changed ({@link Launcher#resize}): /stats' "threads" says so from now on. */
-    void poolResized(String threads) {
+    public void poolResized(String threads) {
         this.threads = threads;
     }
 

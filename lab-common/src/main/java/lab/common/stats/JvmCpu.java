@@ -1,4 +1,4 @@
-package lab.common;
+package lab.common.stats;
 
 import java.io.IOException;
 import java.lang.management.CompilationMXBean;

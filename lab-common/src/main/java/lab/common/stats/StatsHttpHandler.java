@@ -1,4 +1,4 @@
-package lab.common;
+package lab.common.stats;
 
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.http.HttpStatus;

@@ -1,4 +1,4 @@
-package lab.common;
+package lab.common.stats;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -6,6 +6,8 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import org.junit.jupiter.api.Test;
+
+import lab.common.ProfilerTest;
 
 /**
  * /stats' {@code jvm} object (issue 26): the process's CPU moves with work done in it, measured
