@@ -1,9 +1,10 @@
 package lab.common;
 
+
 /**
- * The lab's own JSON string writer, for the admin port's answers ({@link AdminServer}, {@link
- * Profiler}): they are built by hand, so that their fields keep the order and the number formats
- * the bench parses, and no JSON library has to be on every app's classpath for a few strings.
+ * The lab's own JSON string writer, for the admin port's answers (AdminServer's, the Profiler's):
+ * they are built by hand, so that their fields keep the order and the number formats the bench
+ * parses, and no JSON library has to be on every app's classpath for a few strings.
  */
 public final class Json {
 

@@ -262,7 +262,7 @@ public record LabConfig(
     }
 
     /** {@code N} or {@code vN}, N in 1..10000. */
-    static int threadCount(String raw) {
+    public static int threadCount(String raw) {
         String digits = raw.startsWith("v") ? raw.substring(1) : raw;
         try {
             int n = Integer.parseInt(digits);

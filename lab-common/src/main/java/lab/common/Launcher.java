@@ -4,7 +4,9 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
+import lab.common.admin.AdminServer;
 import lab.common.container.Container;
+import lab.common.profile.Profiler;
 import lab.common.stats.Stats;
 
 /**

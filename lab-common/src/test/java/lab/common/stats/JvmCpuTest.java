@@ -7,7 +7,7 @@ import java.util.regex.Pattern;
 
 import org.junit.jupiter.api.Test;
 
-import lab.common.ProfilerTest;
+import lab.common.profile.ProfilerTest;
 
 /**
  * /stats' {@code jvm} object (issue 26): the process's CPU moves with work done in it, measured

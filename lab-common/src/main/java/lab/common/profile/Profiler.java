@@ -1,4 +1,4 @@
-package lab.common;
+package lab.common.profile;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -22,6 +22,9 @@ import jdk.jfr.consumer.RecordedFrame;
 import jdk.jfr.consumer.RecordedStackTrace;
 import jdk.jfr.consumer.RecordedThread;
 import jdk.jfr.consumer.RecordingFile;
+
+import lab.common.Json;
+import lab.common.admin.AdminServer;
 
 /**
  * A CPU profile of this JVM, on demand, from inside it (issue 15): nothing attaches from outside and

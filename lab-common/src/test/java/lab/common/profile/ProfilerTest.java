@@ -1,4 +1,4 @@
-package lab.common;
+package lab.common.profile;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -22,6 +22,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
+import lab.common.LabConfig;
+import lab.common.admin.AdminServer;
 import lab.common.stats.Stats;
 
 /**
@@ -106,7 +108,7 @@ public class ProfilerTest {
             Matcher l = STACK_LINE.matcher(line);
             assertTrue(l.matches(), "not a collapsed stack: " + line);
             sum += Long.parseLong(l.group(2));
-            burnSeen |= line.startsWith("[" + BURNER + " tid=") && line.contains("lab/common/ProfilerTest.burn");
+            burnSeen |= line.startsWith("[" + BURNER + " tid=") && line.contains("lab/common/profile/ProfilerTest.burn");
         }
         assertEquals(samples, sum, "samples in the answer vs collapsed.txt");
         assertTrue(samples >= 10, "samples " + samples);

@@ -1,4 +1,4 @@
-package lab.common;
+package lab.common.admin;
 
 import java.io.IOException;
 import java.io.OutputStream;
@@ -16,6 +16,10 @@ import java.util.function.UnaryOperator;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 
+import lab.common.Json;
+import lab.common.LabConfig;
+import lab.common.Launcher;
+import lab.common.profile.Profiler;
 import lab.common.stats.Stats;
 
 /**
@@ -51,7 +55,8 @@ public final class AdminServer implements AutoCloseable {
         this(host, port, stats, Profiler.shared());
     }
 
-    AdminServer(String host, int port, Stats stats, Profiler profiler) throws IOException {
+    /** With a profiler of its own: ProfilerTest's, which may force the JFR fallback. */
+    public AdminServer(String host, int port, Stats stats, Profiler profiler) throws IOException {
         this.profiler = profiler;
         server = HttpServer.create(new InetSocketAddress(host, port), 64);
         thread = Executors.newSingleThreadExecutor(r -> {
@@ -92,7 +97,7 @@ public final class AdminServer implements AutoCloseable {
     }
 
     /** Where {@code POST /pool} goes: the app's {@link Launcher#resize}. */
-    void onResize(UnaryOperator<String> resize) {
+    public void onResize(UnaryOperator<String> resize) {
         this.resizer = resize;
     }
 
