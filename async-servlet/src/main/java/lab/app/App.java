@@ -5,8 +5,8 @@ import java.util.List;
 import lab.common.Endpoint;
 import lab.common.LabConfig;
 import lab.common.Launcher;
-import lab.common.Remote;
 import lab.common.SpringMvc;
+import lab.common.outbound.Remote;
 
 /**
  * Servlet 3.0 async: the container thread calls {@code startAsync()}, starts a non-blocking

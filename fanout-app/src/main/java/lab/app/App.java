@@ -19,7 +19,7 @@ import org.springframework.web.server.adapter.WebHttpHandlerBuilder;
 import lab.common.Endpoint;
 import lab.common.LabConfig;
 import lab.common.Launcher;
-import lab.common.Remote;
+import lab.common.outbound.Remote;
 
 /**
  * One request, many remote calls: {@code GET /fanout?n=N&ms=M} calls the remote N times and

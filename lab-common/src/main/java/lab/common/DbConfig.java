@@ -3,6 +3,8 @@ package lab.common;
 import java.net.URI;
 import java.util.List;
 
+import lab.common.outbound.Remote;
+
 /**
  * {@code --backend postgres} (issue 16): PostgreSQL as the slow backend instead of remote-sleep,
  * reached through the same seam ({@link Remote}) as the HTTP clients, so that a model class does

@@ -4,6 +4,7 @@ import java.net.URI;
 import java.util.List;
 
 import lab.common.container.Container;
+import lab.common.outbound.Remote;
 import lab.common.stats.Admission;
 
 /**
@@ -375,7 +376,7 @@ public record LabConfig(
         return value;
     }
 
-    static int intIn(String name, String raw, int min, int max) {
+    public static int intIn(String name, String raw, int min, int max) {
         int value;
         try {
             value = Integer.parseInt(raw.trim());

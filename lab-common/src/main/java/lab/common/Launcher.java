@@ -6,6 +6,7 @@ import java.util.concurrent.TimeUnit;
 
 import lab.common.admin.AdminServer;
 import lab.common.container.Container;
+import lab.common.outbound.Remote;
 import lab.common.profile.Profiler;
 import lab.common.stats.Stats;
 

@@ -10,6 +10,7 @@ import org.springframework.web.servlet.DispatcherServlet;
 import org.springframework.web.servlet.config.annotation.EnableWebMvc;
 
 import lab.common.container.Container;
+import lab.common.outbound.Remote;
 
 /**
  * Plain Spring MVC (no Boot): a DispatcherServlet over an annotation context holding the

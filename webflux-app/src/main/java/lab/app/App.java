@@ -13,7 +13,7 @@ import org.springframework.web.server.adapter.WebHttpHandlerBuilder;
 import lab.common.Endpoint;
 import lab.common.LabConfig;
 import lab.common.Launcher;
-import lab.common.Remote;
+import lab.common.outbound.Remote;
 
 /**
  * Spring WebFlux, non-blocking end to end: the controller returns a {@code Mono} from a

@@ -4,7 +4,7 @@ import reactor.netty.resources.LoopResources;
 
 import lab.common.Endpoint;
 import lab.common.LabConfig;
-import lab.common.Remote;
+import lab.common.outbound.Remote;
 import lab.common.stats.Stats;
 
 /**

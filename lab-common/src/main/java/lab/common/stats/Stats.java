@@ -17,10 +17,10 @@ import java.util.function.Supplier;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
-import lab.common.DbStats;
 import lab.common.LabConfig;
 import lab.common.Launcher;
 import lab.common.VirtualThreads;
+import lab.common.db.DbStats;
 
 /**
  * What proves the model: how many requests were in flight at once, and which threads ran

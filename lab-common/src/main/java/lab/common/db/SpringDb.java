@@ -1,10 +1,14 @@
-package lab.common;
+package lab.common.db;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.r2dbc.core.DatabaseClient;
 import org.springframework.r2dbc.core.binding.BindMarkersFactory;
 
 import reactor.core.publisher.Mono;
+
+import lab.common.DbConfig;
+import lab.common.outbound.Clients;
+import lab.common.outbound.Remote;
 
 /**
  * Spring's own database idioms behind {@link Clients}' seams, on the very pools {@link Remote}
@@ -13,13 +17,13 @@ import reactor.core.publisher.Mono;
  * DataAccessException; the outbound maps them (503, 502, 504) the same as on its own calls.
  * Kept apart from Clients: spring-jdbc and spring-r2dbc load only where their driver is chosen.
  */
-final class SpringDb {
+public final class SpringDb {
 
     private SpringDb() {
     }
 
     /** sync-mvc on postgres: JdbcClient, the controller's thread waits for the pool and the query. */
-    static Clients.Blocking jdbcClient(Remote remote) {
+    public static Clients.Blocking jdbcClient(Remote remote) {
         JdbcOutbound jdbc = (JdbcOutbound) remote.outbound();
         JdbcClient client = JdbcClient.create(jdbc.dataSource());
         DbConfig db = remote.config().db();
@@ -42,7 +46,7 @@ final class SpringDb {
     }
 
     /** WebFlux on r2dbc: DatabaseClient, the answer arrives on the driver's event loop. */
-    static Clients.Reactive databaseClient(Remote remote) {
+    public static Clients.Reactive databaseClient(Remote remote) {
         R2dbcOutbound r2dbc = (R2dbcOutbound) remote.outbound();
         // PostgreSQL's $1 markers, set rather than resolved: Spring finds them through
         // META-INF/spring.factories, which the shaded jar keeps from one Spring jar only.
@@ -64,7 +68,7 @@ final class SpringDb {
     }
 
     /** WebFlux on jdbc-elastic: blocking JDBC on K elastic threads (the trap, {@link JdbcElastic}). */
-    static Clients.Reactive elastic(Remote remote) {
+    public static Clients.Reactive elastic(Remote remote) {
         JdbcElastic elastic = ((JdbcOutbound) remote.outbound()).elastic();
         return elastic::mono;
     }

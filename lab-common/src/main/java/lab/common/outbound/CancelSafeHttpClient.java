@@ -1,4 +1,4 @@
-package lab.common;
+package lab.common.outbound;
 
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;

@@ -1,4 +1,4 @@
-package lab.common;
+package lab.common.outbound;
 
 import java.net.URI;
 import java.net.http.HttpResponse;

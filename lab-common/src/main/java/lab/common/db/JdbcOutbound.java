@@ -1,4 +1,4 @@
-package lab.common;
+package lab.common.db;
 
 import java.io.PrintWriter;
 import java.lang.reflect.InvocationTargetException;
@@ -26,6 +26,11 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import com.zaxxer.hikari.HikariPoolMXBean;
 
+import lab.common.DbConfig;
+import lab.common.LabConfig;
+import lab.common.outbound.Outbound;
+import lab.common.outbound.Remote;
+
 /**
  * {@code --backend postgres --db-driver jdbc} (and the two traps built on it): blocking JDBC
  * (PostgreSQL's pgjdbc) on a HikariCP pool of N connections, filled before the app prints its
@@ -44,7 +49,7 @@ import com.zaxxer.hikari.HikariPoolMXBean;
  * Failures become a {@link DbFailure}: pool exhausted 503, database down or query failed 502,
  * statement timeout 504.
  */
-final class JdbcOutbound implements Outbound {
+public final class JdbcOutbound implements Outbound {
 
     static final String POOL_NAME = "lab-db";
     /** How long the start may take to open the N connections before it gives up. */
@@ -63,7 +68,7 @@ final class JdbcOutbound implements Outbound {
     /** jdbc-elastic only: a {@link JdbcElastic} (typed Object: nio-servlet's classpath has no Reactor types to spare here). */
     private final Object elastic;
 
-    JdbcOutbound(Remote remote, LabConfig config) {
+    public JdbcOutbound(Remote remote, LabConfig config) {
         this.remote = remote;
         this.config = config;
         this.db = config.db();

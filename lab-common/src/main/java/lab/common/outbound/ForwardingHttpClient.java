@@ -1,4 +1,4 @@
-package lab.common;
+package lab.common.outbound;
 
 import java.io.IOException;
 import java.net.Authenticator;

@@ -1,6 +1,8 @@
-package lab.common;
+package lab.common.db;
 
 import java.util.List;
+
+import lab.common.DbConfig;
 
 /**
  * The two queries of {@code --db-query}, shared by every driver and adapter so that rows differ

@@ -1,4 +1,4 @@
-package lab.common;
+package lab.common.db;
 
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
@@ -28,7 +28,11 @@ import reactor.netty.resources.LoopResources;
 import reactor.pool.PoolAcquirePendingLimitException;
 import reactor.util.retry.Retry;
 
+import lab.common.DbConfig;
+import lab.common.LabConfig;
 import lab.common.container.NettyContainer;
+import lab.common.outbound.Outbound;
+import lab.common.outbound.Remote;
 
 /**
  * {@code --backend postgres --db-driver r2dbc}: r2dbc-postgresql on an r2dbc-pool of N connections,
@@ -53,7 +57,7 @@ import lab.common.container.NettyContainer;
  *   <li>maxIdleTime 30 min and maxLifeTime none: r2dbc-pool's defaults, said out loud.</li>
  * </ul>
  */
-final class R2dbcOutbound implements Outbound {
+public final class R2dbcOutbound implements Outbound {
 
     static final String POOL_NAME = "lab-db";
     static final String LOOP_PREFIX = "r2dbc-pg";
@@ -73,7 +77,7 @@ final class R2dbcOutbound implements Outbound {
     private final ConnectionPool pool;
     private final ConnectionFactory counted = new CountedConnectionFactory();
 
-    R2dbcOutbound(Remote remote, LabConfig config) {
+    public R2dbcOutbound(Remote remote, LabConfig config) {
         this.remote = remote;
         this.config = config;
         this.db = config.db();

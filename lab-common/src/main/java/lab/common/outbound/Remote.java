@@ -1,4 +1,4 @@
-package lab.common;
+package lab.common.outbound;
 
 import java.io.IOException;
 import java.net.URI;
@@ -12,6 +12,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import lab.common.LabConfig;
+import lab.common.db.DbFailure;
+import lab.common.db.JdbcOutbound;
+import lab.common.db.R2dbcOutbound;
 import lab.common.stats.Stats;
 
 /**
@@ -30,7 +34,7 @@ import lab.common.stats.Stats;
 public final class Remote implements AutoCloseable {
 
     /** After the grace: how long a client may take to abort its calls and end its threads. */
-    static final long FORCED_CLOSE_WAIT_MS = 1_000;
+    public static final long FORCED_CLOSE_WAIT_MS = 1_000;
 
     private final LabConfig config;
     private final Stats stats;
@@ -63,11 +67,11 @@ public final class Remote implements AutoCloseable {
     }
 
     /** The chosen client, for {@link Clients}' RestClient / WebClient. */
-    Outbound outbound() {
+    public Outbound outbound() {
         return out;
     }
 
-    LabConfig config() {
+    public LabConfig config() {
         return config;
     }
 
@@ -128,7 +132,7 @@ public final class Remote implements AutoCloseable {
     }
 
     /** The first value of {@code name} in a raw query string, decoded; null when absent. */
-    static String fromQuery(String queryString, String name) {
+    public static String fromQuery(String queryString, String name) {
         if (queryString == null) return null;
         for (String pair : queryString.split("&")) {
             if (pair.startsWith(name + "=")) return URLDecoder.decode(pair.substring(name.length() + 1), StandardCharsets.UTF_8);
@@ -217,11 +221,11 @@ public final class Remote implements AutoCloseable {
         return out.close(deadlineNanos);
     }
 
-    void callStarted() {
+    public void callStarted() {
         callsInFlight.incrementAndGet();
     }
 
-    void callEnded() {
+    public void callEnded() {
         callsInFlight.decrementAndGet();
     }
 
@@ -231,7 +235,7 @@ public final class Remote implements AutoCloseable {
      * Counted by {@link Outbound#call} / {@link Outbound#callAsync} and by {@link Clients}' adapters
      * up to the answer's headers (remote-sleep's body comes with them).
      */
-    boolean awaitNoCalls(long deadlineNanos) {
+    public boolean awaitNoCalls(long deadlineNanos) {
         while (callsInFlight.get() > 0 && System.nanoTime() < deadlineNanos) {
             try {
                 Thread.sleep(10);

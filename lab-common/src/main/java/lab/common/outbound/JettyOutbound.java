@@ -1,4 +1,4 @@
-package lab.common;
+package lab.common.outbound;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -16,6 +16,8 @@ import org.eclipse.jetty.client.Result;
 import org.eclipse.jetty.client.transport.HttpClientTransportOverHTTP;
 import org.eclipse.jetty.io.ClientConnector;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
+
+import lab.common.LabConfig;
 
 /**
  * {@code --client jetty}: Jetty 12.1's {@link HttpClient}, the client a Jetty user calls out with.

@@ -1,7 +1,11 @@
-package lab.common;
+package lab.common.outbound;
 
 import java.io.IOException;
 import java.util.concurrent.CompletableFuture;
+
+import lab.common.LabConfig;
+import lab.common.db.JdbcOutbound;
+import lab.common.db.R2dbcOutbound;
 
 /**
  * One outbound HTTP client ({@code --client}) — or, with {@code --backend postgres}, one database
@@ -11,7 +15,7 @@ import java.util.concurrent.CompletableFuture;
  * needs Spring (nio-servlet has none). The apps only ever see Remote, so a model class does not
  * change with the client.
  */
-interface Outbound {
+public interface Outbound {
 
     /**
      * The pool size and pending-acquire queue when {@code --client-max-connections} is absent (0):

@@ -1,8 +1,11 @@
-package lab.common;
+package lab.common.db;
 
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
+
+import lab.common.outbound.Outbound;
+import lab.common.outbound.Remote;
 
 /**
  * {@code --db-driver jdbc-elastic} (WebFlux): blocking JDBC wrapped the way Reactor's docs show it,

@@ -1,4 +1,4 @@
-package lab.common;
+package lab.common.outbound;
 
 import java.net.URI;
 import java.time.Duration;
@@ -19,6 +19,8 @@ import org.springframework.web.client.RestClient;
 import org.springframework.web.reactive.function.client.WebClient;
 
 import reactor.core.publisher.Mono;
+
+import lab.common.db.SpringDb;
 
 /**
  * Spring's clients on the lab's one client ({@code --client}): what the MVC and WebFlux models

@@ -1,4 +1,4 @@
-package lab.common;
+package lab.common.outbound;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -14,6 +14,7 @@ import reactor.netty.http.client.HttpClient;
 import reactor.netty.resources.ConnectionProvider;
 import reactor.netty.resources.LoopResources;
 
+import lab.common.LabConfig;
 import lab.common.container.NettyContainer;
 
 /**

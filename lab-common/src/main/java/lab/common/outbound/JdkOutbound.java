@@ -1,4 +1,4 @@
-package lab.common;
+package lab.common.outbound;
 
 import java.io.IOException;
 import java.lang.invoke.MethodHandle;
@@ -13,6 +13,8 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+
+import lab.common.LabConfig;
 
 /**
  * {@code --client jdk} (the default, and every model's control): the JDK {@link HttpClient}, built

@@ -1,4 +1,6 @@
-package lab.common;
+package lab.common.db;
+
+import lab.common.outbound.Remote;
 
 /**
  * A database call that failed, already mapped by the driver's outbound, which knows its own
@@ -22,7 +24,7 @@ public final class DbFailure extends RuntimeException {
     }
 
     /** The innermost {@link DbFailure} in {@code failure}'s cause chain, or null. */
-    static DbFailure in(Throwable failure) {
+    public static DbFailure in(Throwable failure) {
         DbFailure found = null;
         for (Throwable t = failure; t != null; t = t.getCause()) {
             if (t instanceof DbFailure db) found = db;

@@ -1,4 +1,4 @@
-package lab.common;
+package lab.common.db;
 
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
