@@ -11,7 +11,7 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 import lab.common.Fanout;
-import lab.common.LabConfig;
+import lab.common.config.LabConfig;
 import lab.common.outbound.JdkConnector;
 import lab.common.outbound.Remote;
 

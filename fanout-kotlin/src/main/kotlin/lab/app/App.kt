@@ -1,8 +1,8 @@
 package lab.app
 
 import lab.common.Endpoint
-import lab.common.LabConfig
 import lab.common.Launcher
+import lab.common.config.LabConfig
 import lab.common.outbound.Remote
 
 /**

@@ -4,6 +4,7 @@ import jakarta.servlet.Servlet;
 
 import org.springframework.http.server.reactive.HttpHandler;
 
+import lab.common.config.LabConfig;
 import lab.common.outbound.Remote;
 
 /**

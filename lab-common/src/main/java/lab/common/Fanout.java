@@ -2,6 +2,7 @@ package lab.common;
 
 import java.util.List;
 
+import lab.common.config.LabConfig;
 import lab.common.outbound.Remote;
 
 /**

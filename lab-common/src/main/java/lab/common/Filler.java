@@ -6,6 +6,7 @@ import java.io.OutputStream;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 
+import lab.common.config.LabConfig;
 import lab.common.outbound.Remote;
 
 /**

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import lab.common.admin.AdminServer;
+import lab.common.config.LabConfig;
 import lab.common.container.Container;
 import lab.common.outbound.Remote;
 import lab.common.profile.Profiler;

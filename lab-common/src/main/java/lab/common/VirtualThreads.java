@@ -35,7 +35,7 @@ public final class VirtualThreads {
     }
 
     /** Why vN cannot run here, or null when it can. */
-    static String unsupportedReason() {
+    public static String unsupportedReason() {
         return supported() ? null : "virtual threads need JDK 21+ (running " + System.getProperty("java.version") + ")";
     }
 

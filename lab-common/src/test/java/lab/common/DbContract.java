@@ -23,6 +23,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
+import lab.common.config.DbConfig;
+import lab.common.config.LabConfig;
 import lab.common.db.DbQuery;
 
 /**

@@ -3,8 +3,8 @@ package lab.app;
 import java.util.List;
 
 import lab.common.Endpoint;
-import lab.common.LabConfig;
 import lab.common.Launcher;
+import lab.common.config.LabConfig;
 import lab.common.outbound.Remote;
 
 /**

@@ -3,9 +3,9 @@ package lab.app;
 import java.util.List;
 
 import lab.common.Endpoint;
-import lab.common.LabConfig;
 import lab.common.Launcher;
 import lab.common.SpringMvc;
+import lab.common.config.LabConfig;
 import lab.common.outbound.Remote;
 
 /**

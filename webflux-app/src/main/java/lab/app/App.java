@@ -11,8 +11,8 @@ import org.springframework.web.reactive.config.EnableWebFlux;
 import org.springframework.web.server.adapter.WebHttpHandlerBuilder;
 
 import lab.common.Endpoint;
-import lab.common.LabConfig;
 import lab.common.Launcher;
+import lab.common.config.LabConfig;
 import lab.common.outbound.Remote;
 
 /**

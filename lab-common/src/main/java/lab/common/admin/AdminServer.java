@@ -17,8 +17,8 @@ import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 
 import lab.common.Json;
-import lab.common.LabConfig;
 import lab.common.Launcher;
+import lab.common.config.LabConfig;
 import lab.common.profile.Profiler;
 import lab.common.stats.Stats;
 

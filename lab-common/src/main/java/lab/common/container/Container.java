@@ -3,7 +3,7 @@ package lab.common.container;
 import reactor.netty.resources.LoopResources;
 
 import lab.common.Endpoint;
-import lab.common.LabConfig;
+import lab.common.config.LabConfig;
 import lab.common.outbound.Remote;
 import lab.common.stats.Stats;
 

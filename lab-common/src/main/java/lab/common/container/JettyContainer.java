@@ -17,8 +17,8 @@ import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.eclipse.jetty.util.thread.VirtualThreadPool;
 
 import lab.common.Endpoint;
-import lab.common.LabConfig;
 import lab.common.VirtualThreads;
+import lab.common.config.LabConfig;
 import lab.common.stats.Stats;
 import lab.common.stats.StatsFilter;
 

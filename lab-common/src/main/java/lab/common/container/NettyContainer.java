@@ -10,7 +10,7 @@ import reactor.netty.http.server.HttpServer;
 import reactor.netty.resources.LoopResources;
 
 import lab.common.Endpoint;
-import lab.common.LabConfig;
+import lab.common.config.LabConfig;
 import lab.common.stats.Stats;
 import lab.common.stats.StatsHttpHandler;
 

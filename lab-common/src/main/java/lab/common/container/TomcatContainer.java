@@ -20,8 +20,8 @@ import org.apache.tomcat.util.descriptor.web.FilterMap;
 import org.apache.tomcat.util.threads.ThreadPoolExecutor;
 
 import lab.common.Endpoint;
-import lab.common.LabConfig;
 import lab.common.VirtualThreads;
+import lab.common.config.LabConfig;
 import lab.common.stats.Stats;
 import lab.common.stats.StatsFilter;
 

@@ -2,7 +2,7 @@ package lab.common.db;
 
 import java.util.List;
 
-import lab.common.DbConfig;
+import lab.common.config.DbConfig;
 
 /**
  * The two queries of {@code --db-query}, shared by every driver and adapter so that rows differ

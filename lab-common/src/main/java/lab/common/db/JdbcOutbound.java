@@ -26,8 +26,8 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import com.zaxxer.hikari.HikariPoolMXBean;
 
-import lab.common.DbConfig;
-import lab.common.LabConfig;
+import lab.common.config.DbConfig;
+import lab.common.config.LabConfig;
 import lab.common.outbound.Outbound;
 import lab.common.outbound.Remote;
 

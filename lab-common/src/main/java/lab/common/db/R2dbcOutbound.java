@@ -28,8 +28,8 @@ import reactor.netty.resources.LoopResources;
 import reactor.pool.PoolAcquirePendingLimitException;
 import reactor.util.retry.Retry;
 
-import lab.common.DbConfig;
-import lab.common.LabConfig;
+import lab.common.config.DbConfig;
+import lab.common.config.LabConfig;
 import lab.common.container.NettyContainer;
 import lab.common.outbound.Outbound;
 import lab.common.outbound.Remote;

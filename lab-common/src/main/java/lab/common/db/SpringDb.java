@@ -6,7 +6,7 @@ import org.springframework.r2dbc.core.binding.BindMarkersFactory;
 
 import reactor.core.publisher.Mono;
 
-import lab.common.DbConfig;
+import lab.common.config.DbConfig;
 import lab.common.outbound.Clients;
 import lab.common.outbound.Remote;
 

@@ -14,7 +14,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import lab.common.LabConfig;
+import lab.common.config.LabConfig;
 
 /**
  * {@code --client jdk} (the default, and every model's control): the JDK {@link HttpClient}, built

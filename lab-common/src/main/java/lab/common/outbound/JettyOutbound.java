@@ -17,7 +17,7 @@ import org.eclipse.jetty.client.transport.HttpClientTransportOverHTTP;
 import org.eclipse.jetty.io.ClientConnector;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 
-import lab.common.LabConfig;
+import lab.common.config.LabConfig;
 
 /**
  * {@code --client jetty}: Jetty 12.1's {@link HttpClient}, the client a Jetty user calls out with.

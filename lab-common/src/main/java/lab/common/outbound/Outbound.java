@@ -3,7 +3,7 @@ package lab.common.outbound;
 import java.io.IOException;
 import java.util.concurrent.CompletableFuture;
 
-import lab.common.LabConfig;
+import lab.common.config.LabConfig;
 import lab.common.db.JdbcOutbound;
 import lab.common.db.R2dbcOutbound;
 

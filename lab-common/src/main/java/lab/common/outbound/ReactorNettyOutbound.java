@@ -14,7 +14,7 @@ import reactor.netty.http.client.HttpClient;
 import reactor.netty.resources.ConnectionProvider;
 import reactor.netty.resources.LoopResources;
 
-import lab.common.LabConfig;
+import lab.common.config.LabConfig;
 import lab.common.container.NettyContainer;
 
 /**

@@ -12,7 +12,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import lab.common.LabConfig;
+import lab.common.config.LabConfig;
 import lab.common.db.DbFailure;
 import lab.common.db.JdbcOutbound;
 import lab.common.db.R2dbcOutbound;

@@ -17,9 +17,9 @@ import java.util.function.Supplier;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
-import lab.common.LabConfig;
 import lab.common.Launcher;
 import lab.common.VirtualThreads;
+import lab.common.config.LabConfig;
 import lab.common.db.DbStats;
 
 /**

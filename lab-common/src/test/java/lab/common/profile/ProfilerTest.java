@@ -22,8 +22,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-import lab.common.LabConfig;
 import lab.common.admin.AdminServer;
+import lab.common.config.LabConfig;
 import lab.common.stats.Stats;
 
 /**

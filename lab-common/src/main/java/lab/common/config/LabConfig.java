@@ -1,8 +1,10 @@
-package lab.common;
+package lab.common.config;
 
 import java.net.URI;
 import java.util.List;
 
+import lab.common.Launcher;
+import lab.common.VirtualThreads;
 import lab.common.container.Container;
 import lab.common.outbound.Remote;
 import lab.common.stats.Admission;

@@ -1,4 +1,4 @@
-package lab.common;
+package lab.common.config;
 
 import java.net.URI;
 import java.util.List;
