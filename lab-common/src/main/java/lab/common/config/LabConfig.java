@@ -4,7 +4,6 @@ import java.net.URI;
 import java.util.List;
 
 import lab.common.Launcher;
-import lab.common.VirtualThreads;
 import lab.common.container.Container;
 import lab.common.outbound.Remote;
 import lab.common.stats.Admission;
@@ -104,126 +103,39 @@ public record LabConfig(
     public static final String JDK = "jdk";
     public static final List<String> CLIENTS = List.of(JDK, "reactor-netty", "jetty");
 
-    /** Parses flags; throws {@link IllegalArgumentException} with a one-line reason on bad input. */
+    /**
+     * Parses flags; throws {@link IllegalArgumentException} with a one-line reason on bad input. Each
+     * concern has a small parser of its own ({@link ServerFlags}, {@link ClientFlags}, {@link FanoutFlags},
+     * {@link DbFlags}, {@link LimitFlags}): it reads its flags, checking each value as it comes, and
+     * knows its defaults; the checks across them are called here, in an order that decides which
+     * mistake a command line with several is told about first.
+     */
     public static LabConfig parse(String[] args, List<String> apps) {
-        String app = apps.size() == 1 ? apps.get(0) : null;
-        String container = null;
-        String threads = null;
-        String host = "127.0.0.1";
-        Integer port = null;
-        Integer adminPort = null;
-        URI remote = null;
-        int clientTimeoutMs = 10_000;
-        int connectTimeoutMs = 2_000;
-        int maxConnections = 0;
-        int executorThreads = 2;
-        int acceptQueue = 8192;
-        int fanoutPool = 10;
-        int fanoutConcurrency = 16;
-        int shutdownGraceMs = DEFAULT_SHUTDOWN_GRACE_MS;
-        String client = JDK;
-        String backend = "http";
-        String dbUrl = null;
-        String dbDriver = null;
-        int dbPool = DbConfig.DEFAULT_POOL;
-        int dbAcquireTimeoutMs = DbConfig.DEFAULT_ACQUIRE_TIMEOUT_MS;
-        String dbQuery = "sleep";
-        int dbExecutorThreads = DbConfig.DEFAULT_EXECUTOR_THREADS;
-        int dbSleepMs = DbConfig.DEFAULT_SLEEP_MS;
-        String dbFlag = null;
-        int maxInFlight = 0;
-        int containerQueue = 0;
-        int qos = 0;
-        int qosSuspended = DEFAULT_QOS_SUSPENDED;
-        boolean qosSuspendedGiven = false;
+        ServerFlags server = new ServerFlags(apps);
+        ClientFlags client = new ClientFlags();
+        FanoutFlags fanout = new FanoutFlags();
+        DbFlags db = new DbFlags();
+        LimitFlags limits = new LimitFlags();
         for (int i = 0; i < args.length; i++) {
             String flag = args[i];
             if (i + 1 >= args.length) throw new IllegalArgumentException("missing value for " + flag);
             String value = args[++i];
-            switch (flag) {
-                case "--app" -> app = oneOf(flag, value, apps);
-                case "--container" -> container = oneOf(flag, value, List.of("jetty", "tomcat", NETTY));
-                case "--threads" -> threads = value;
-                case "--host" -> host = value;
-                case "--port" -> port = intIn(flag, value, 0, 65535);
-                case "--admin-port" -> adminPort = intIn(flag, value, 0, 65535);
-                case "--remote" -> remote = httpUri(flag, value);
-                case "--client-timeout-ms" -> clientTimeoutMs = intIn(flag, value, 1, 600_000);
-                case "--client-connect-timeout-ms" -> connectTimeoutMs = intIn(flag, value, 1, 600_000);
-                case "--client-max-connections" -> maxConnections = intIn(flag, value, 0, 1_000_000);
-                case "--client-executor-threads" -> executorThreads = intIn(flag, value, 1, 1_000);
-                case "--accept-queue" -> acceptQueue = intIn(flag, value, 1, 65535);
-                case "--fanout-pool" -> fanoutPool = intIn(flag, value, 1, 10_000);
-                case "--fanout-concurrency" -> fanoutConcurrency = intIn(flag, value, 1, 10_000);
-                case "--shutdown-grace-ms" -> shutdownGraceMs = intIn(flag, value, 0, MAX_SHUTDOWN_GRACE_MS);
-                case "--client" -> client = oneOf(flag, value, CLIENTS);
-                case "--backend" -> backend = oneOf(flag, value, DbConfig.BACKENDS);
-                case "--db-url" -> dbUrl = value;
-                case "--db-driver" -> dbDriver = oneOf(flag, value, DbConfig.DRIVERS);
-                case "--db-pool" -> dbPool = intIn(flag, value, 1, 10_000);
-                case "--db-acquire-timeout-ms" -> dbAcquireTimeoutMs = intIn(flag, value, DbConfig.MIN_ACQUIRE_TIMEOUT_MS, 600_000);
-                case "--db-query" -> dbQuery = oneOf(flag, value, DbConfig.QUERIES);
-                case "--db-executor-threads" -> dbExecutorThreads = intIn(flag, value, 1, 10_000);
-                case "--db-sleep-ms" -> dbSleepMs = intIn(flag, value, 0, MAX_DB_SLEEP_MS);
-                case "--max-in-flight" -> maxInFlight = intIn(flag, value, 0, MAX_IN_FLIGHT);
-                case "--container-queue" -> containerQueue = intIn(flag, value, 0, MAX_CONTAINER_QUEUE);
-                case "--qos" -> qos = intIn(flag, value, 0, MAX_QOS);
-                case "--qos-suspended" -> {
-                    qosSuspended = intIn(flag, value, 0, MAX_QOS_SUSPENDED);
-                    qosSuspendedGiven = true;
-                }
-                default -> throw new IllegalArgumentException("unknown option " + flag);
-            }
-            if (flag.startsWith("--db-")) dbFlag = flag;
+            boolean known = server.take(flag, value) || client.take(flag, value) || fanout.take(flag, value)
+                    || db.take(flag, value) || limits.take(flag, value);
+            if (!known) throw new IllegalArgumentException("unknown option " + flag);
         }
-        if (app == null) throw new IllegalArgumentException("missing --app (one of " + String.join(", ", apps) + ")");
-        if (container == null) throw new IllegalArgumentException("missing --container (jetty, tomcat or netty)");
-        if (threads == null) throw new IllegalArgumentException("missing --threads");
-        if (port == null) throw new IllegalArgumentException("missing --port");
-        if (adminPort == null) throw new IllegalArgumentException("missing --admin-port");
-        boolean postgres = backend.equals(DbConfig.POSTGRES);
-        if (remote == null && !postgres) throw new IllegalArgumentException("missing --remote");
-        DbConfig db = null;
-        if (postgres) {
-            if (dbUrl == null) throw new IllegalArgumentException("--backend postgres needs --db-url postgresql://[user@]host:port/db");
-            if (DbConfig.driversFor(app).isEmpty()) throw new IllegalArgumentException(DbConfig.refusal(app, "jdbc"));
-            String driver = dbDriver == null ? DbConfig.driversFor(app).get(0) : dbDriver;
-            if (!DbConfig.driversFor(app).contains(driver)) throw new IllegalArgumentException(DbConfig.refusal(app, driver));
-            // The HTTP client is not used: a --client choice would be printed and mean nothing.
-            if (!client.equals(JDK)) {
-                throw new IllegalArgumentException("--client " + client + ": --backend postgres calls no HTTP client (the driver is --db-driver)");
-            }
-            db = DbConfig.parseUrl(dbUrl, driver, dbPool, dbAcquireTimeoutMs, dbQuery, dbExecutorThreads, dbSleepMs);
-        } else if (dbFlag != null) {
-            throw new IllegalArgumentException(dbFlag + " needs --backend postgres");
-        }
-        boolean virtual = threads.startsWith("v");
-        int n = threadCount(threads);
-        if (container.equals(NETTY) && !NETTY_APPS.contains(app)) {
-            throw new IllegalArgumentException("--container netty runs only the " + String.join(", ", NETTY_APPS)
-                    + " app (Reactor Netty has no servlet API)");
-        }
-        if (virtual && container.equals(NETTY)) {
-            throw new IllegalArgumentException("--threads v" + n + ": virtual threads do not apply to netty's event loops"
-                    + " (nothing there blocks; use --threads " + n + ")");
-        }
+        server.requireGiven();
+        client.requireRemote(db.postgres());
+        DbConfig dbConfig = db.config(server.app, client.client);
+        server.checkThreads();
         // Before the JDK check: a flag the container cannot take is refused on every JDK.
-        if (qosSuspendedGiven && qos == 0) throw new IllegalArgumentException("--qos-suspended needs --qos N");
-        String refused = containerLimitRefusal(container, virtual, containerQueue, qos);
-        if (refused != null) throw new IllegalArgumentException(refused);
-        if (virtual && VirtualThreads.unsupportedReason() != null) {
-            throw new IllegalArgumentException("--threads v" + n + ": " + VirtualThreads.unsupportedReason());
-        }
-        // The fan-out apps compare executors and dispatchers around one client; their calls go
-        // through Remote.call/callAsync only, and they are measured on the JDK client alone.
-        if (!client.equals(JDK) && app.startsWith("fanout-")) {
-            throw new IllegalArgumentException("--client " + client + ": the fan-out apps run on the jdk client only"
-                    + " (they compare executors and dispatchers around one client)");
-        }
-        return new LabConfig(app, container, n, virtual, host, port, adminPort, remote,
-                clientTimeoutMs, connectTimeoutMs, maxConnections, executorThreads, acceptQueue,
-                fanoutPool, fanoutConcurrency, shutdownGraceMs, client, db, maxInFlight,
-                containerQueue, qos, qosSuspended);
+        limits.check(server.container, server.virtual);
+        server.requireVirtualThreadsSupported();
+        client.checkFanout(server.app);
+        return new LabConfig(server.app, server.container, server.threads, server.virtual, server.host, server.port,
+                server.adminPort, client.remote, client.timeoutMs, client.connectTimeoutMs, client.maxConnections,
+                client.executorThreads, server.acceptQueue, fanout.pool, fanout.concurrency, server.shutdownGraceMs,
+                client.client, dbConfig, limits.maxInFlight, limits.containerQueue, limits.qos, limits.qosSuspended);
     }
 
     /**
@@ -371,7 +283,7 @@ public record LabConfig(
         return clientTimeoutMs + 5_000L;
     }
 
-    private static String oneOf(String flag, String value, List<String> allowed) {
+    static String oneOf(String flag, String value, List<String> allowed) {
         if (!allowed.contains(value)) {
             throw new IllegalArgumentException(flag + " must be one of " + String.join(", ", allowed) + ", got '" + value + "'");
         }
@@ -389,15 +301,5 @@ public record LabConfig(
             throw new IllegalArgumentException(name + " must be in " + min + ".." + max + ", got " + value);
         }
         return value;
-    }
-
-    private static URI httpUri(String flag, String raw) {
-        try {
-            URI uri = URI.create(raw.endsWith("/") ? raw.substring(0, raw.length() - 1) : raw);
-            if (!"http".equals(uri.getScheme()) || uri.getHost() == null) throw new IllegalArgumentException();
-            return uri;
-        } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException(flag + " must be an http://host:port URL, got '" + raw + "'");
-        }
     }
 }
