@@ -92,32 +92,32 @@ final class JettyContainer implements Container {
                         ServletContextRequest.getServletContextRequest(request), failure -> task.run())));
         filter.setAsyncSupported(true);
         context.addFilter(filter, "/*", EnumSet.of(DispatcherType.REQUEST, DispatcherType.ASYNC));
-        QoSHandler qos = null;
-        if (config.qos() > 0) {
-            // --qos N: Jetty 12.1's QoSHandler, a core handler, so it wraps the whole servlet context:
-            // Server -> QoSHandler -> ServletContextHandler -> StatsFilter -> servlet. A request it
-            // suspends (or answers 503) has not reached StatsFilter yet: /stats' inFlight and
-            // completed do not count it, its own "qos" object does (qosJson).
-            //
-            // How it counts, read in jetty-server 12.1.14 (QoSHandler.class, and its source in
-            // jetty/jetty.project): process() takes a permit (state.decrementAndGet()); with none left it
-            // suspends the request in a queue unless maxSuspendedRequestCount are suspended already, then
-            // it answers rejectStatusCode (503) at once. A request with a permit goes through
-            // handleWithPermit(), which calls Request.addCompletionListener(request, this::resume) before
-            // the next handler: the permit comes back when the core request's exchange completes (its
-            // callback succeeded or failed), not when the handler returns. So a Servlet async request
-            // holds its permit until it completes, as Admission's does, and a suspended request holds no
-            // thread: resume() runs the oldest one of the highest priority on the pool's executor.
-            qos = new QoSHandler(context);
-            qos.setMaxRequestCount(config.qos());
-            qos.setMaxSuspendedRequestCount(config.qosSuspended());
-            qos.setMaxSuspend(QOS_MAX_SUSPEND);
-            server.setHandler(qos);
-        } else {
-            server.setHandler(context);
-        }
+        QoSHandler qos = config.qos() > 0 ? qosHandler(context, config) : null;
+        server.setHandler(qos != null ? qos : context);
         server.start();
         return new JettyContainer(config, server, pool, virtual, qos);
+    }
+
+    private static QoSHandler qosHandler(ServletContextHandler context, LabConfig config) {
+        // --qos N: Jetty 12.1's QoSHandler, a core handler, so it wraps the whole servlet context:
+        // Server -> QoSHandler -> ServletContextHandler -> StatsFilter -> servlet. A request it
+        // suspends (or answers 503) has not reached StatsFilter yet: /stats' inFlight and
+        // completed do not count it, its own "qos" object does (qosJson).
+        //
+        // How it counts, read in jetty-server 12.1.14 (QoSHandler.class, and its source in
+        // jetty/jetty.project): process() takes a permit (state.decrementAndGet()); with none left it
+        // suspends the request in a queue unless maxSuspendedRequestCount are suspended already, then
+        // it answers rejectStatusCode (503) at once. A request with a permit goes through
+        // handleWithPermit(), which calls Request.addCompletionListener(request, this::resume) before
+        // the next handler: the permit comes back when the core request's exchange completes (its
+        // callback succeeded or failed), not when the handler returns. So a Servlet async request
+        // holds its permit until it completes, as Admission's does, and a suspended request holds no
+        // thread: resume() runs the oldest one of the highest priority on the pool's executor.
+        QoSHandler qos = new QoSHandler(context);
+        qos.setMaxRequestCount(config.qos());
+        qos.setMaxSuspendedRequestCount(config.qosSuspended());
+        qos.setMaxSuspend(QOS_MAX_SUSPEND);
+        return qos;
     }
 
     private static VirtualThreadPool useVirtualThreads(Server server, QueuedThreadPool pool) {

@@ -56,6 +56,25 @@ final class TomcatContainer implements Container {
         // were left in /tmp per test run. deleteOnExit removes it then, if empty.
         if (config.port() == 0) baseDir.toFile().deleteOnExit();
         tomcat.setBaseDir(baseDir.toString());
+        Connector connector = connector(config);
+        tomcat.setConnector(connector);
+        StandardContext context = context(tomcat, config, endpoint, stats);
+        tomcat.start();
+        TomcatContainer started = new TomcatContainer(config, tomcat, connector, baseDir);
+        if (context.getState() != LifecycleState.STARTED) {
+            started.close();
+            throw new IllegalStateException("Tomcat could not start the app's servlet (see its log above)");
+        }
+        if (connector.getState() != LifecycleState.STARTED || connector.getLocalPort() <= 0) {
+            // Tomcat logs a failed bind and carries on without its connector; we must not.
+            started.close();
+            throw new IOException("Tomcat could not listen on " + config.host() + ":" + config.port() + " (see its log above)");
+        }
+        return started;
+    }
+
+    /** The HTTP connector with its pool (or virtual threads) and every limit set on purpose. */
+    private static Connector connector(LabConfig config) {
         Connector connector = new Connector("HTTP/1.1");
         connector.setPort(config.port());
         set(connector, "address", config.host());
@@ -90,8 +109,11 @@ final class TomcatContainer implements Container {
         set(connector, "maxKeepAliveRequests", "-1");
         set(connector, "keepAliveTimeout", IDLE_TIMEOUT_MS);
         set(connector, "connectionTimeout", IDLE_TIMEOUT_MS);
-        tomcat.setConnector(connector);
+        return connector;
+    }
 
+    /** The root context: the app's servlet, and the stats filter on every REQUEST and ASYNC dispatch. */
+    private static StandardContext context(Tomcat tomcat, LabConfig config, Endpoint endpoint, Stats stats) {
         StandardContext context = (StandardContext) tomcat.addContext("", null);
         // Start the servlet (Spring's context refresh) now, not lazily on the first measured
         // request and its pinned thread, and fail the start if it fails (Jetty does both).
@@ -111,18 +133,7 @@ final class TomcatContainer implements Container {
         map.setDispatcher(DispatcherType.REQUEST.name());
         map.setDispatcher(DispatcherType.ASYNC.name());
         context.addFilterMap(map);
-        tomcat.start();
-        TomcatContainer started = new TomcatContainer(config, tomcat, connector, baseDir);
-        if (context.getState() != LifecycleState.STARTED) {
-            started.close();
-            throw new IllegalStateException("Tomcat could not start the app's servlet (see its log above)");
-        }
-        if (connector.getState() != LifecycleState.STARTED || connector.getLocalPort() <= 0) {
-            // Tomcat logs a failed bind and carries on without its connector; we must not.
-            started.close();
-            throw new IOException("Tomcat could not listen on " + config.host() + ":" + config.port() + " (see its log above)");
-        }
-        return started;
+        return context;
     }
 
     /** A limit that silently failed to apply would cap a run unseen, so fail instead. */
