@@ -26,9 +26,9 @@ import lab.common.stats.Admission;
  * @param maxInFlight       {@code --max-in-flight N}: beyond N requests in flight a new one is answered 503
  *                          at once ({@link Admission}); 0 = no limit, the default
  * @param containerQueue    {@code --container-queue N}: Tomcat only, platform threads only: its executor's
- *                          {@code maxQueueSize}; 0 = unbounded, the default ({@link TomcatContainer})
+ *                          {@code maxQueueSize}; 0 = unbounded, the default ({@code TomcatContainer})
  * @param qos               {@code --qos N}: Jetty only: Jetty's {@code QoSHandler} in front of the servlet
- *                          context with {@code maxRequestCount} N; 0 = off, the default ({@link JettyContainer})
+ *                          context with {@code maxRequestCount} N; 0 = off, the default ({@code JettyContainer})
  * @param qosSuspended      {@code --qos-suspended M}: the QoSHandler's {@code maxSuspendedRequestCount}
  *                          (default {@value #DEFAULT_QOS_SUSPENDED}, Jetty's); beyond it, 503
  */

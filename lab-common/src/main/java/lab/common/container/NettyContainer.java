@@ -33,7 +33,7 @@ public final class NettyContainer implements Container {
         this.loops = loops;
     }
 
-    /** The server's N event loops; made by {@link ReactorNettyOutbound} when its client shares them. */
+    /** The server's N event loops; made by {@code ReactorNettyOutbound} when its client shares them. */
     public static LoopResources newLoops(LabConfig config) {
         return LoopResources.create(LOOP_PREFIX, config.threads(), false);
     }
