@@ -3,10 +3,10 @@ package lab.app;
 import java.util.List;
 
 import lab.common.Endpoint;
-import lab.common.LabConfig;
 import lab.common.Launcher;
-import lab.common.Remote;
 import lab.common.SpringMvc;
+import lab.common.config.LabConfig;
+import lab.common.outbound.Remote;
 
 /**
  * Servlet 3.0 async: the container thread calls {@code startAsync()}, starts a non-blocking

@@ -12,9 +12,9 @@ import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 
 import lab.common.Filler;
-import lab.common.Remote;
 import lab.common.Replies;
 import lab.common.SpringMvc;
+import lab.common.outbound.Remote;
 
 /**
  * Spring MVC async: returning a {@link CompletableFuture} makes the DispatcherServlet call

@@ -9,8 +9,8 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 
 import lab.common.Filler;
-import lab.common.Remote;
 import lab.common.Replies;
+import lab.common.outbound.Remote;
 
 /**
  * Servlet 3.0 async: {@code startAsync()}, then the client's callback writes the answer and

@@ -17,9 +17,9 @@ import org.springframework.web.reactive.config.EnableWebFlux;
 import org.springframework.web.server.adapter.WebHttpHandlerBuilder;
 
 import lab.common.Endpoint;
-import lab.common.LabConfig;
 import lab.common.Launcher;
-import lab.common.Remote;
+import lab.common.config.LabConfig;
+import lab.common.outbound.Remote;
 
 /**
  * One request, many remote calls: {@code GET /fanout?n=N&ms=M} calls the remote N times and

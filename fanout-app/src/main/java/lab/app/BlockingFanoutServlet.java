@@ -13,8 +13,8 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 
 import lab.common.Fanout;
-import lab.common.Remote;
 import lab.common.Replies;
+import lab.common.outbound.Remote;
 
 /**
  * Blocking fan-out: each of the N calls blocks the thread that runs it, and the request thread

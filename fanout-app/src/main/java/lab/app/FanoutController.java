@@ -11,9 +11,9 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 import lab.common.Fanout;
-import lab.common.JdkConnector;
-import lab.common.LabConfig;
-import lab.common.Remote;
+import lab.common.config.LabConfig;
+import lab.common.outbound.JdkConnector;
+import lab.common.outbound.Remote;
 
 /**
  * WebFlux fan-out: {@code Flux.flatMap(call, C)} keeps at most C calls in flight, so N calls take

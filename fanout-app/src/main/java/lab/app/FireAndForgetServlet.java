@@ -11,8 +11,8 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 
 import lab.common.Fanout;
-import lab.common.Remote;
 import lab.common.Replies;
+import lab.common.outbound.Remote;
 
 /**
  * The "921x faster" measurement error, on purpose: N {@code runAsync} calls handed to the pool

@@ -1,9 +1,9 @@
 package lab.app
 
 import lab.common.Endpoint
-import lab.common.LabConfig
 import lab.common.Launcher
-import lab.common.Remote
+import lab.common.config.LabConfig
+import lab.common.outbound.Remote
 
 /**
  * One request, many remote calls, the way the Kotlin write-ups made them: coroutines on a

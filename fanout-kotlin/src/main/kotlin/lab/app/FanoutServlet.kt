@@ -26,8 +26,8 @@ import kotlinx.coroutines.future.await
 import kotlinx.coroutines.launch
 
 import lab.common.Fanout
-import lab.common.Remote
 import lab.common.Replies
+import lab.common.outbound.Remote
 
 /**
  * Coroutine fan-out on a dispatcher of K named threads. The container thread starts the request

@@ -4,6 +4,9 @@ import jakarta.servlet.Servlet;
 
 import org.springframework.http.server.reactive.HttpHandler;
 
+import lab.common.config.LabConfig;
+import lab.common.outbound.Remote;
+
 /**
  * What an app hands the container: one servlet and where it is mapped, or, for Reactor Netty
  * (no servlet API), Spring's reactive {@link HttpHandler}. Plain servlets take {@code /call} only

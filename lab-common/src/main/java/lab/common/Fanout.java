@@ -2,6 +2,9 @@ package lab.common;
 
 import java.util.List;
 
+import lab.common.config.LabConfig;
+import lab.common.outbound.Remote;
+
 /**
  * What every fan-out app shares: {@code GET /fanout?n=N&ms=M} makes N calls of M ms to the remote
  * and answers how many succeeded and how long the request took inside the app. The apps differ

@@ -6,6 +6,9 @@ import java.io.OutputStream;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 
+import lab.common.config.LabConfig;
+import lab.common.outbound.Remote;
+
 /**
  * {@code /call?bytes=N}: the answer's text is followed by N filler bytes ({@code 'x'}, no
  * newline), written after the remote answered, so a big or slowly read download measures only the

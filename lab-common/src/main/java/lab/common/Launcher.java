@@ -4,6 +4,13 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
+import lab.common.admin.AdminServer;
+import lab.common.config.LabConfig;
+import lab.common.container.Container;
+import lab.common.outbound.Remote;
+import lab.common.profile.Profiler;
+import lab.common.stats.Stats;
+
 /**
  * Starts one app: its container on the pinned pool, the admin endpoint beside it, the shared
  * client. Each module's {@code main} is one call to {@link #main}; tests call {@link #start} with

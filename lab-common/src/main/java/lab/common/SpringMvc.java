@@ -9,6 +9,9 @@ import org.springframework.web.context.support.AnnotationConfigWebApplicationCon
 import org.springframework.web.servlet.DispatcherServlet;
 import org.springframework.web.servlet.config.annotation.EnableWebMvc;
 
+import lab.common.container.Container;
+import lab.common.outbound.Remote;
+
 /**
  * Plain Spring MVC (no Boot): a DispatcherServlet over an annotation context holding the
  * controller and the shared {@link Remote}. Async support is on the servlet and the stats filter

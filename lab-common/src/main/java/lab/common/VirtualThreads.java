@@ -35,7 +35,7 @@ public final class VirtualThreads {
     }
 
     /** Why vN cannot run here, or null when it can. */
-    static String unsupportedReason() {
+    public static String unsupportedReason() {
         return supported() ? null : "virtual threads need JDK 21+ (running " + System.getProperty("java.version") + ")";
     }
 
@@ -52,7 +52,7 @@ public final class VirtualThreads {
      * The carrier a running virtual thread is mounted on: {@code toString()} of the current
      * virtual thread reads {@code VirtualThread[#31,name]/runnable@ForkJoinPool-1-worker-1}.
      */
-    static String carrierOf(Thread virtualThread) {
+    public static String carrierOf(Thread virtualThread) {
         String s = virtualThread.toString();
         int at = s.lastIndexOf('@');
         return at < 0 ? "unknown" : s.substring(at + 1);
@@ -81,7 +81,7 @@ public final class VirtualThreads {
     }
 
     /** Printed in the {@code lab:} line of a vN run. */
-    static String describeCarriers() {
+    public static String describeCarriers() {
         String minRunnable = System.getProperty(MIN_RUNNABLE);
         return "carriers: " + PARALLELISM + "=" + effectiveParallelism() + " " + MAX_POOL_SIZE + "=" + effectiveMaxPoolSize()
                 + " minRunnable=" + (minRunnable == null ? "default (moot: maxPoolSize caps every extra carrier)" : minRunnable);

@@ -24,6 +24,9 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
+import lab.common.config.LabConfig;
+import lab.common.stats.Admission;
+
 /**
  * {@code --max-in-flight N} ({@link Admission}), the same flag for every model: with N = 5, a burst
  * of 20 calls of 1 s at once gets exactly 5 answers 200 and 15 answers 503, each 503 within

@@ -28,6 +28,8 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
+import lab.common.config.LabConfig;
+
 /**
  * The tests every app module runs, for each of its apps on both servlet containers (and webflux
  * on Netty): it answers, it fails the right way, and — the point of the lab — its concurrency

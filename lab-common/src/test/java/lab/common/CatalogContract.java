@@ -15,6 +15,9 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 
+import lab.common.config.DbConfig;
+import lab.common.config.LabConfig;
+
 /**
  * {@code catalog.tsv} (the repository root: one row per app, read by the bench's Python) must
  * say what the Java says, or the bench would sweep cells that do not exist or skip ones that do:

@@ -12,6 +12,8 @@ import java.util.Collection;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
+import lab.common.config.LabConfig;
+import lab.common.outbound.Remote;
 import lab.remote.RemoteSleep;
 
 /**

@@ -23,6 +23,10 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
+import lab.common.config.DbConfig;
+import lab.common.config.LabConfig;
+import lab.common.db.DbQuery;
+
 /**
  * {@code --backend postgres} (issue 16), for each app module: the model shows with PostgreSQL as
  * the slow backend exactly as with remote-sleep. With one container thread (or v1) and a pool of

@@ -20,6 +20,8 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
+import lab.common.config.LabConfig;
+
 /**
  * The tests every fan-out module runs ({@code GET /fanout?n=N&ms=M}, not {@code /call}, so not
  * {@link AppContract}): per model, 10 calls of 200 ms with one container thread must take what

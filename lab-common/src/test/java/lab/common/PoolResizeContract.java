@@ -17,6 +17,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.Timeout;
 
+import lab.common.config.LabConfig;
+
 /**
  * {@code POST /pool?threads=N|vN}: the bench grows a warm JVM's pool from 1 thread to the next pool
  * size, or switches it to virtual threads, instead of starting and warming a new JVM. The grown pool must be the pool a fresh start

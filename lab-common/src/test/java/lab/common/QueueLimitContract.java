@@ -19,6 +19,8 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
+import lab.common.config.LabConfig;
+
 /**
  * The containers' own protections (issue 17): {@code --container-queue N} (Tomcat's executor
  * {@code maxQueueSize}) and {@code --qos N} (Jetty's {@code QoSHandler}), each on a burst of

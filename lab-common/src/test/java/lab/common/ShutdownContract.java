@@ -29,6 +29,8 @@ import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.TestFactory;
 import org.junit.jupiter.api.Timeout;
 
+import lab.common.config.LabConfig;
+import lab.common.outbound.Remote;
 import lab.remote.RemoteSleep;
 
 /**

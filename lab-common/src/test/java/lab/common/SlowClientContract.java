@@ -28,6 +28,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
+import lab.common.config.LabConfig;
 
 /**
  * Where Servlet 3.1 matters: slow clients. With one container thread, two raw-socket clients

@@ -3,9 +3,9 @@ package lab.app;
 import java.util.List;
 
 import lab.common.Endpoint;
-import lab.common.LabConfig;
 import lab.common.Launcher;
-import lab.common.Remote;
+import lab.common.config.LabConfig;
+import lab.common.outbound.Remote;
 
 /**
  * Servlet 3.1 non-blocking I/O: like 3.0 async, and in addition the request body is read with a

@@ -12,8 +12,8 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 
 import lab.common.Filler;
-import lab.common.Remote;
 import lab.common.Replies;
+import lab.common.outbound.Remote;
 
 /**
  * Servlet 3.1: {@code startAsync()}; the POST body arrives through a {@link ReadListener} (bytes

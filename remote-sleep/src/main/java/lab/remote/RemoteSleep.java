@@ -135,18 +135,47 @@ public final class RemoteSleep implements AutoCloseable {
     }
 
     public static void main(String[] args) throws Exception {
-        String host = "127.0.0.1";
-        int port = 9000;
-        int delayMs = 1000;
-        int graceMs = 2000;
-        String faultSpec = null;
+        Options options;
         try {
+            options = Options.parse(args);
+        } catch (IllegalArgumentException e) {
+            System.err.println("ERROR: " + e.getMessage());
+            System.err.println(USAGE);
+            System.exit(2);
+            return;
+        }
+        if (options == null) {
+            System.out.println(USAGE);
+            return;
+        }
+        RemoteSleep remote = start(options.host(), options.port(), options.delayMs(), options.faultSpec());
+        int grace = options.graceMs();
+        // SIGTERM / Ctrl-C: stop by a deadline and say what was cut short; whatever hangs, the
+        // watchdog halts the JVM. Exit status: the JVM's 143 (SIGTERM) or 130 (SIGINT).
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            startWatchdog(grace + WATCHDOG_AFTER_GRACE_MS);
+            System.err.println(remote.stop(grace));
+        }, "shutdown"));
+        System.out.printf("remote-sleep: listening on http://%s:%d default delay=%d ms, accept queue=%d, "
+                + "1 timer thread (no thread is held while a request waits), shutdownGrace=%d ms, jdk=%s, %s%n",
+                options.host(), remote.port(), options.delayMs(), ACCEPT_QUEUE, grace, System.getProperty("java.version"),
+                remote.faultLine());
+        remote.server.join();
+    }
+
+    /** The command line: {@link #USAGE}'s flags, each checked as it is read. */
+    private record Options(String host, int port, int delayMs, int graceMs, String faultSpec) {
+
+        /** The options, or null for {@code --help}; a bad flag or value throws {@link IllegalArgumentException}. */
+        static Options parse(String[] args) {
+            String host = "127.0.0.1";
+            int port = 9000;
+            int delayMs = 1000;
+            int graceMs = 2000;
+            String faultSpec = null;
             for (int i = 0; i < args.length; i++) {
                 String flag = args[i];
-                if (flag.equals("--help") || flag.equals("-h")) {
-                    System.out.println(USAGE);
-                    return;
-                }
+                if (flag.equals("--help") || flag.equals("-h")) return null;
                 if (i + 1 >= args.length) throw new IllegalArgumentException("missing value for " + flag);
                 String value = args[++i];
                 switch (flag) {
@@ -158,35 +187,24 @@ public final class RemoteSleep implements AutoCloseable {
                     default -> throw new IllegalArgumentException("unknown option " + flag);
                 }
             }
-        } catch (IllegalArgumentException e) {
-            System.err.println("ERROR: " + e.getMessage());
-            System.err.println(USAGE);
-            System.exit(2);
+            return new Options(host, port, delayMs, graceMs, faultSpec);
         }
-        RemoteSleep remote = start(host, port, delayMs, faultSpec);
-        int grace = graceMs;
-        // SIGTERM / Ctrl-C: stop by a deadline and say what was cut short; whatever hangs, the
-        // watchdog halts the JVM. Exit status: the JVM's 143 (SIGTERM) or 130 (SIGINT).
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            Thread watchdog = new Thread(() -> {
-                try {
-                    Thread.sleep(grace + WATCHDOG_AFTER_GRACE_MS);
-                } catch (InterruptedException e) {
-                    return;
-                }
-                System.err.println("remote-sleep shutdown: still not stopped " + (grace + WATCHDOG_AFTER_GRACE_MS)
-                        + " ms after the signal; halting the JVM (exit " + HALTED_STATUS + ")");
-                Runtime.getRuntime().halt(HALTED_STATUS);
-            }, "shutdown-watchdog");
-            watchdog.setDaemon(true);
-            watchdog.start();
-            System.err.println(remote.stop(grace));
-        }, "shutdown"));
-        System.out.printf("remote-sleep: listening on http://%s:%d default delay=%d ms, accept queue=%d, "
-                + "1 timer thread (no thread is held while a request waits), shutdownGrace=%d ms, jdk=%s, %s%n",
-                host, remote.port(), delayMs, ACCEPT_QUEUE, graceMs, System.getProperty("java.version"),
-                remote.faultLine());
-        remote.server.join();
+    }
+
+    /** The last resort: halts the JVM (status {@link #HALTED_STATUS}) if the shutdown hook still runs after {@code ms}. */
+    private static void startWatchdog(long ms) {
+        Thread watchdog = new Thread(() -> {
+            try {
+                Thread.sleep(ms);
+            } catch (InterruptedException e) {
+                return;
+            }
+            System.err.println("remote-sleep shutdown: still not stopped " + ms
+                    + " ms after the signal; halting the JVM (exit " + HALTED_STATUS + ")");
+            Runtime.getRuntime().halt(HALTED_STATUS);
+        }, "shutdown-watchdog");
+        watchdog.setDaemon(true);
+        watchdog.start();
     }
 
     public static RemoteSleep start(String host, int port, int delayMs) throws Exception {
@@ -248,6 +266,11 @@ public final class RemoteSleep implements AutoCloseable {
         } catch (IllegalArgumentException e) {
             return answer(response, callback, 400, e.getMessage());
         }
+        return sleep(request, response, callback, ms);
+    }
+
+    /** {@code /sleep}: answered by the timer after {@code ms}, unless the fault phase at arrival says otherwise. */
+    private boolean sleep(Request request, Response response, Callback callback, int ms) {
         // The fault phase at arrival decides, once and for all (see the class comment).
         FaultRun run = fault;
         int phaseIndex = run == null ? -1 : run.indexAt(System.nanoTime());

@@ -3,10 +3,10 @@ package lab.app;
 import java.util.List;
 
 import lab.common.Endpoint;
-import lab.common.LabConfig;
 import lab.common.Launcher;
-import lab.common.Remote;
 import lab.common.SpringMvc;
+import lab.common.config.LabConfig;
+import lab.common.outbound.Remote;
 
 /**
  * Thread per request: the container thread that takes the request waits for the remote too.

@@ -9,11 +9,11 @@ import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 
-import lab.common.Clients;
 import lab.common.Filler;
-import lab.common.Remote;
 import lab.common.Replies;
 import lab.common.SpringMvc;
+import lab.common.outbound.Clients;
+import lab.common.outbound.Remote;
 
 /**
  * Spring MVC, blocking: the backend through {@link Clients#blocking} — RestClient on the lab's

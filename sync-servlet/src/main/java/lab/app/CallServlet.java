@@ -8,8 +8,8 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 
 import lab.common.Filler;
-import lab.common.Remote;
 import lab.common.Replies;
+import lab.common.outbound.Remote;
 
 /**
  * A plain blocking servlet: the request thread is held for the whole remote call, and for every

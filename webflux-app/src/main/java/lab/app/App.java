@@ -11,9 +11,9 @@ import org.springframework.web.reactive.config.EnableWebFlux;
 import org.springframework.web.server.adapter.WebHttpHandlerBuilder;
 
 import lab.common.Endpoint;
-import lab.common.LabConfig;
 import lab.common.Launcher;
-import lab.common.Remote;
+import lab.common.config.LabConfig;
+import lab.common.outbound.Remote;
 
 /**
  * Spring WebFlux, non-blocking end to end: the controller returns a {@code Mono} from a

@@ -14,10 +14,10 @@ import org.springframework.web.bind.annotation.RestController;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
-import lab.common.Clients;
 import lab.common.Filler;
-import lab.common.Remote;
 import lab.common.Replies;
+import lab.common.outbound.Clients;
+import lab.common.outbound.Remote;
 
 /**
  * WebFlux: a {@link Mono} from the backend through {@link Clients#reactive} — WebClient on the

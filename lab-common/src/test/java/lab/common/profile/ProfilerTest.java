@@ -1,0 +1,154 @@
+package lab.common.profile;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import lab.common.admin.AdminServer;
+import lab.common.config.LabConfig;
+import lab.common.stats.Stats;
+
+/**
+ * The profile endpoints of {@link AdminServer} (issue 15): start, about 1 s of CPU in a named
+ * thread, stop into a directory; async-profiler where its library loads, JFR when forced.
+ */
+@Timeout(60)
+public class ProfilerTest {
+
+    private static final String BURNER = "lab-burner";
+    private static final Pattern STACK_LINE = Pattern.compile("^\\[[^;]+ tid=-?\\d+\\](;[^;]+)* (\\d+)$");
+
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+    @Test
+    void asyncProfilerProfilesABusyThread(@TempDir Path tmp) throws Exception {
+        Assumptions.assumeTrue(Profiler.libraryResource() != null, "no async-profiler library for this OS/arch");
+        try (AdminServer admin = new AdminServer("127.0.0.1", 0, stats(), new Profiler(false))) {
+            profileAndCheck(admin, tmp, "async-profiler");
+            Path flame = tmp.resolve("out/a").resolve("flame.html");
+            assertTrue(Files.size(flame) > 1000, "async-profiler flame graph " + flame);
+        }
+    }
+
+    @Test
+    void jfrFallbackWhenForced(@TempDir Path tmp) throws Exception {
+        try (AdminServer admin = new AdminServer("127.0.0.1", 0, stats(), new Profiler(true))) {
+            String started = profileAndCheck(admin, tmp, "jfr");
+            assertTrue(started.contains("\"fallback_reason\":\"JFR forced\""), started);
+            String flame = Files.readString(tmp.resolve("out/a").resolve("flame.html"));
+            assertTrue(flame.startsWith("<!DOCTYPE html>") && flame.contains("ProfilerTest.burn"), flame);
+        }
+    }
+
+    @Test
+    void badRequestsAnswer4xxAndTheServerLivesOn(@TempDir Path tmp) throws Exception {
+        try (AdminServer admin = new AdminServer("127.0.0.1", 0, stats(), new Profiler(true))) {
+            assertEquals(405, call(admin, "GET", "/profile/start").statusCode());
+            assertEquals(404, call(admin, "POST", "/profile/nope").statusCode());
+            assertEquals(400, call(admin, "POST", "/profile/start?interval_ms=abc").statusCode());
+            assertEquals(400, call(admin, "POST", "/profile/start?interval_ms=0").statusCode());
+            assertEquals(400, call(admin, "POST", "/profile/stop?dir=%2E%2Frel").statusCode());
+            assertEquals(400, call(admin, "POST", "/profile/stop").statusCode());
+            assertEquals(409, call(admin, "POST", "/profile/stop?dir=" + tmp).statusCode());
+            assertEquals(200, call(admin, "POST", "/profile/start?interval_ms=20").statusCode());
+            assertEquals(400, call(admin, "POST", "/profile/stop?dir=a,b").statusCode());
+            assertEquals(200, call(admin, "POST", "/profile/stop?dir=" + tmp.resolve("x")).statusCode());
+            assertEquals(200, call(admin, "GET", "/stats").statusCode());
+        }
+    }
+
+    private static Stats stats() {
+        return new Stats(LabConfig.forTest("sync", "jetty", 1, URI.create("http://127.0.0.1:9/")));
+    }
+
+    /** The whole round; answers the start JSON. */
+    private String profileAndCheck(AdminServer admin, Path tmp, String engine) throws Exception {
+        HttpResponse<String> start = call(admin, "POST", "/profile/start?interval_ms=10");
+        assertEquals(200, start.statusCode(), start.body());
+        assertTrue(start.body().contains("\"engine\":\"" + engine + "\""), start.body());
+        assertTrue(start.body().contains("\"interval_ms\":10"), start.body());
+        assertEquals(409, call(admin, "POST", "/profile/start").statusCode());
+
+        Thread burner = new Thread(ProfilerTest::burnOneCpuSecond, BURNER);
+        burner.start();
+        burner.join(30_000);
+
+        assertEquals(400, call(admin, "POST", "/profile/stop?dir=relative/dir").statusCode());
+        Path dir = tmp.resolve("out/a");   // not there yet: stop creates it
+        HttpResponse<String> stop = call(admin, "POST", "/profile/stop?dir=" + dir);
+        assertEquals(200, stop.statusCode(), stop.body());
+        assertTrue(stop.body().contains("\"engine\":\"" + engine + "\""), stop.body());
+        assertTrue(stop.body().contains("\"files\":[\"flame.html\",\"collapsed.txt\"]"), stop.body());
+        Matcher m = Pattern.compile("\"samples\":(\\d+)").matcher(stop.body());
+        assertTrue(m.find(), stop.body());
+        long samples = Long.parseLong(m.group(1));
+
+        List<String> lines = Files.readAllLines(dir.resolve("collapsed.txt"));
+        long sum = 0;
+        boolean burnSeen = false;
+        for (String line : lines) {
+            Matcher l = STACK_LINE.matcher(line);
+            assertTrue(l.matches(), "not a collapsed stack: " + line);
+            sum += Long.parseLong(l.group(2));
+            burnSeen |= line.startsWith("[" + BURNER + " tid=") && line.contains("lab/common/profile/ProfilerTest.burn");
+        }
+        assertEquals(samples, sum, "samples in the answer vs collapsed.txt");
+        assertTrue(samples >= 10, "samples " + samples);
+        assertTrue(burnSeen, "no [" + BURNER + "] stack with ProfilerTest.burn in\n" + String.join("\n", lines));
+        assertEquals(409, call(admin, "POST", "/profile/stop?dir=" + dir).statusCode());
+        return start.body();
+    }
+
+    /** About 1 s of this thread's CPU (bounded by 15 s of wall time on a loaded machine). */
+    private static void burnOneCpuSecond() {
+        burnCpu(1_000);
+    }
+
+    /** About {@code ms} of this thread's CPU (bounded by 15 s of wall time); the thread CPU ns it used. */
+    public static long burnCpu(long ms) {
+        ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+        long cpuStart = mx.getCurrentThreadCpuTime();
+        long cpuEnd = cpuStart + ms * 1_000_000L;
+        long wallEnd = System.nanoTime() + 15_000_000_000L;
+        double x = 0;
+        while (mx.getCurrentThreadCpuTime() < cpuEnd && System.nanoTime() < wallEnd) {
+            x += burn(100_000);
+        }
+        if (x == 42) System.out.println(x);   // keep x alive
+        return mx.getCurrentThreadCpuTime() - cpuStart;
+    }
+
+    static double burn(int n) {
+        double x = 0;
+        for (int i = 0; i < n; i++) {
+            x += Math.sqrt(x + i);
+        }
+        return x;
+    }
+
+    private HttpResponse<String> call(AdminServer admin, String method, String pathAndQuery) throws IOException, InterruptedException {
+        HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + admin.port() + pathAndQuery))
+                .method(method, HttpRequest.BodyPublishers.noBody())
+                .timeout(Duration.ofSeconds(20))
+                .build();
+        return http.send(request, HttpResponse.BodyHandlers.ofString());
+    }
+}
