@@ -12,9 +12,12 @@ TITLES = {"client": "HTTP client", "container": "container I/O", "framework": "f
           "app": "application", "gc": "GC", "jit": "JIT", "other": "other"}
 
 # (layer, frame prefixes): code that belongs to one layer only; the first such frame from the leaf decides.
+# The lab's own by package (lab.common.outbound, .db, .stats), and by the class names they had before
+# lab.common was split by role (issue 38), so that older profiles read as they did.
 FRAMES = (
     ("client", ("jdk.internal.net.http", "java.net.http", "reactor.netty.http.client", "reactor.netty.resources.Pooled",
-                "org.eclipse.jetty.client", "lab.common.Remote", "lab.common.CappedHttpClient",
+                "org.eclipse.jetty.client", "lab.common.outbound.", "lab.common.db.",
+                "lab.common.Remote", "lab.common.CappedHttpClient",
                 "lab.common.JdkOutbound", "lab.common.ReactorNettyOutbound", "lab.common.JettyOutbound",
                 "org.springframework.http.client", "org.springframework.web.reactive.function.client",
                 # BACKEND=postgres: the outbound is the database driver and its pool (the same layer,
@@ -24,6 +27,7 @@ FRAMES = (
                 "lab.common.JdbcElastic", "lab.common.SpringDb", "lab.common.DbQuery")),
     ("container", ("org.eclipse.jetty.server", "org.eclipse.jetty.ee", "org.eclipse.jetty.http.", "org.apache.tomcat",
                    "org.apache.coyote", "org.apache.catalina", "reactor.netty.http.server", "jakarta.servlet",
+                   "lab.common.stats.StatsFilter", "lab.common.stats.StatsHttpHandler",
                    "lab.common.StatsFilter", "lab.common.StatsHttpHandler")),
     ("framework", ("org.springframework", "reactor.core", "reactor.util", "kotlinx.coroutines", "kotlin.")),
     ("app", ("lab.",)),
