@@ -118,6 +118,8 @@ def stats_fields(stats):
         "carrier_threads": len(stats["carrierThreads"]) if "carrierThreads" in stats else None,
         "carrier_thread_names": stats.get("carrierThreads"),
         "busy_threads": stats.get("busyThreads"),
+        # a fire-and-forget app's calls not done when the load stopped (no other app reports it)
+        **({"handed_off": stats["background"]} if "background" in stats else {}),
         "stuck": stuck_summary(stats.get("busyThreads")),
     }
 

@@ -155,6 +155,11 @@ def fanout_section(fan, containers, calibration, meta):
                      lambda c: [ranged(c, "steady_rps", f_rps), f_rps(c["bound_rps"]), ranged(c, "p99_ms", f_lat),
                                 f_int(error_total(c)), f_int(c.get("peak_threads")), f_cores(c.get("cpu_ms_per_request"))],
                      heading=lambda t, wt, cn: f"wrk -t{wt} -c{cn} on `/fanout?n={loaded[0].get('fanout_n')}&ms={ms_each}`."))
+        for c in loaded:
+            if c.get("handed_off"):
+                w(f"\n{c['app']} · {c['container']} · {threads_label(c['threads'])} · -t{c['wrk_threads']} -c{c['connections']}: "
+                  f"**{c['handed_off']:,} calls handed off and not done** when wrk stopped: its req/s counts answers, "
+                  f"not the work they promised.\n")
     return "".join(lines)
 
 

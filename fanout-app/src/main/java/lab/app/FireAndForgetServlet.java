@@ -26,11 +26,14 @@ public final class FireAndForgetServlet extends HttpServlet {
     private final String app;
     private final transient ExecutorService pool;
     private final transient AtomicReference<Run> last = new AtomicReference<>();
+    /** Calls handed to the pool and not done: what it still owes after its answers (/stats' "background"). */
+    private final transient AtomicInteger handedOff = new AtomicInteger();
 
     FireAndForgetServlet(Remote remote, String app, ExecutorService pool) {
         this.remote = remote;
         this.app = app;
         this.pool = pool;
+        remote.stats().backgroundOf(handedOff::get);
     }
 
     @Override
@@ -52,7 +55,14 @@ public final class FireAndForgetServlet extends HttpServlet {
     private Run fanout(Fanout.Request request) {
         Run run = new Run(request);
         for (int i = 0; i < request.n(); i++) {
-            CompletableFuture.runAsync(() -> run.done(call(request.ms())), pool); // nobody waits
+            handedOff.incrementAndGet();
+            CompletableFuture.runAsync(() -> {         // nobody waits
+                try {
+                    run.done(call(request.ms()));
+                } finally {
+                    handedOff.decrementAndGet();
+                }
+            }, pool);
         }
         run.answeredMs = request.elapsedMs();
         return run;

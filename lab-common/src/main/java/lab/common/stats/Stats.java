@@ -55,6 +55,8 @@ public final class Stats {
     /** {@code --qos}: Jetty's QoSHandler counts as JSON, or null (then absent); and their reset. */
     private volatile Supplier<String> qos = () -> null;
     private volatile Runnable qosReset = () -> { };
+    /** Calls an app handed off and did not wait for (fire-and-forget), or null (then absent): not done, it is still busy. */
+    private volatile IntSupplier background;
     /** {@code --backend postgres}: the pool's numbers ({@link DbStats}); null on the HTTP backend, and then absent. */
     private volatile DbStats db;
     /** {@code --max-in-flight}: taken and given back by {@link StatsFilter} / {@link StatsHttpHandler}. */
@@ -128,6 +130,15 @@ public final class Stats {
     /** Where to read how many requests wait in the container's queue for a pool thread. */
     public void queueOf(IntSupplier containerQueue) {
         this.queued = containerQueue;
+    }
+
+    /**
+     * Where to read how many calls the app handed off and has not done: an app that answers before its
+     * work is done (fire-and-forget) is busy until that work is, and the bench's drain waits for it
+     * ({@code "background"} in /stats, absent for every other app).
+     */
+    public void backgroundOf(IntSupplier handedOff) {
+        this.background = handedOff;
     }
 
     /**
@@ -208,6 +219,7 @@ public final class Stats {
                 + ",\"threads\":" + (threads.startsWith("v") ? quote(threads) : threads)
                 + ",\"inFlight\":" + inFlight.get()
                 + ",\"queued\":" + queued.getAsInt()
+                + (background == null ? "" : ",\"background\":" + background.getAsInt())
                 + ",\"maxInFlight\":" + maxInFlight.get()
                 + ",\"completed\":" + completed.get()
                 + ",\"errors\":" + errors.get()
