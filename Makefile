@@ -11,6 +11,7 @@ SHELL := /bin/bash
 BENCH_VARS := APPS CONTAINERS THREADS CLIENT PROFILE PRESET WRK_THREADS CONNECTIONS SCENARIO SLOW_CLIENTS SLOW_RATE \
               SLOW_BYTES FANOUT FANOUT_MS FANOUT_APPS LOADGEN RATE REPEAT DURATION SLEEP_MS WRK_TIMEOUT WARMUP REMOTE_PORT APP_PORT ADMIN_PORT \
               RESULTS_DIR START_TIMEOUT JAVA_OPTS APP_ARGS CPUSETS HOSTS SWEEP SWEEP_VARIANTS SWEEP_CONTAINER \
+              COST_VARIANTS COST_FORKS COST_WINDOWS COST_WINDOW WORK \
               BACKEND DB_URL DB_POOL DB_QUERY DB_ACQUIRE_TIMEOUT_MS DB_EXECUTOR_THREADS DB_DRIVER
 export $(BENCH_VARS)
 
@@ -33,7 +34,7 @@ need_tools = missing=""; for t in $(1); do command -v $$t >/dev/null || missing=
 	  fi; \
 	fi
 
-.PHONY: help bench sweep compare test build hosts clean
+.PHONY: help bench sweep cost compare test build hosts clean
 
 help: ## list the targets (this text)
 	@echo "Usage: make <target> [VAR=value ...]"
@@ -45,6 +46,9 @@ bench: ## run the wrk matrix (default: the 76-cell matrix, ~30 min) into results
 
 sweep: ## how far each model scales: 9 variants x 100..10,000 connections, resources, knee, charts (~14 min)
 	./bench.sh sweep
+
+cost: ## the cost card: CPU, syscalls, allocation, memory per request of each model, 95 % intervals over fresh JVMs (make cost WORK="cpu=500us" adds a control)
+	./bench.sh cost
 
 compare: ## compare two runs as a Markdown table: make compare A=results/<stamp> B=results/latest
 	@PYTHONPATH=bench python3 -m labbench.report.compare "$(A)" "$(B)"

@@ -128,7 +128,8 @@ class App:
                "--port", str(s.app_port), "--admin-port", str(s.admin_port),
                "--remote", self.lab.url(s.remote_port, ""),
                *(["--client", cell.client] if cell.client_suffix else []), *cell.app_args,
-               *(db.app_args(s, self.lab.db.url, cell.db_driver) if cell.db_driver else []), *s.app_args]
+               *(db.app_args(s, self.lab.db.url, cell.db_driver) if cell.db_driver else []),
+               *(["--work", s.raw["WORK"].strip()] if s.raw.get("WORK", "").strip() else []), *s.app_args]
         self.proc = place.start("app", cmd, out=self.log)
         self.key, self.had_side_load = cell.app_key, False
         self.threads, self.resized_line = cell.threads, None
@@ -205,7 +206,7 @@ class App:
         # (last_conns: the level of the cell before, on this JVM, which it was warmed up at or for.)
         # So is a JVM whose pool was grown (resize): a fresh JVM would have been warmed at this pool.
         rewarm = resized or (not fresh and bool(cell.variant) and cell.connections != self.last_conns)
-        if reason is None and (fresh or rewarm):
+        if reason is None and (fresh or rewarm) and not cell.scene.warms_on_its_load:
             reason = self.warm_up(cell, d, rec, read_rest=fresh or resized)
         if reason is None:
             rec.rest = self.rest

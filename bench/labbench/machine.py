@@ -63,6 +63,8 @@ def check(s):
     # with HOSTS, PostgreSQL and its programs are on the hosts (inventory.check looks there)
     pg_bindir = ensure_postgresql() if s.backend == "postgres" and not s.hosts else ""
     charts = ensure_matplotlib() if s.mode in ("sweep", "degrade") else ""     # the planners that draw charts
+    if s.mode == "cost" and not s.hosts:          # with HOSTS, make hosts installs it on the app's host
+        ensure_perf()
     build_if_stale(s, java_home)
     return Machine(java, java_home, version, major, nofile, hard, vegeta=vegeta, charts=charts, pg_bindir=pg_bindir)
 
@@ -86,6 +88,16 @@ def ensure_postgresql():
         raise Fatal("BACKEND=postgres needs PostgreSQL's programs (pgbench, psql, initdb), which could not be "
                     "installed (see above); Debian: apt-get install -y postgresql")
     return r.stdout.strip().splitlines()[-1]
+
+
+def ensure_perf():
+    """SCENARIO=cost counts the app's CPU, syscalls and context switches with perf: installed here
+    where it can be (bench/tools/install.sh perf); where it cannot, those counters read "—" with the
+    reason in each window, and the JVM's own still count."""
+    r = subprocess.run(["bench/tools/install.sh", "perf"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        why = (r.stderr.strip().splitlines() or ["perf could not be installed"])[-1].removeprefix("ERROR: ")
+        print(f"== perf: {why}: the cost card's CPU, syscalls and context switches will read —")
 
 
 def ensure_vegeta():

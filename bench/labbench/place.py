@@ -228,6 +228,22 @@ def remote_pid(p):
     return None
 
 
+def pid(p):
+    """The pid of a process start() started, on its host (a remote role's: host-run's, from its log)."""
+    return remote_pid(p) if p in _started else p.pid
+
+
+def beside(p, words, timeout=60):
+    """A short command on the host of the process p runs on, not pinned to its CPUs, so that it does
+    not take the role's CPU (perf counting the app, a read of its /proc): (exit code, its stdout and
+    stderr as text)."""
+    if p in _started:
+        return remote_run(_started[p][0], f"{shlex.join(words)} 2>&1", timeout=timeout)
+    r = subprocess.run(words, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True, timeout=timeout)
+    return r.returncode, r.stdout
+
+
 def ticks(p):
     """user+system CPU ticks process p (started by start()) has used so far, on its host."""
     if p not in _started:

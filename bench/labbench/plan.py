@@ -126,11 +126,11 @@ def plan(s):
             return Cell(len(cells) + 1, scenarios.DEFAULT, app, container, threads, wt, conns,
                         path=scenarios.get(scenarios.DEFAULT).path(s), variant=variant, client=client,
                         app_args=tuple(app_args), wrk_timeout=wrk_timeout, db_driver=db_driver or "")
-        cells = []
-        for c in scenarios.get(s.mode).plan(s, lambda *a, **k: make(*a, **k)):
+        cells, planner = [], scenarios.get(s.mode)
+        for c in planner.plan(s, lambda *a, **k: make(*a, **k)):
             c.index = len(cells) + 1
             cells.append(c)
-        return cells, []
+        return cells, planner.left_out(s)
     cells, left_out = [], {}
     for rnd in range(1, s.repeat + 1):
         for name in s.scenarios:

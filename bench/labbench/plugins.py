@@ -5,10 +5,10 @@ never does: a plug-in imports the core, never the other way round (bench/tests/t
 """
 from . import loadgens, scenarios
 from .loadgens import pgbench, probe, vegeta, wrk
-from .scenarios import call, degrade, fanout, preset2021, slow_clients, sweep
+from .scenarios import call, cost, degrade, fanout, preset2021, slow_clients, sweep
 
 for gen in (wrk, vegeta, probe, pgbench):
     loadgens.register(gen.LOADGEN)
 for scene in (call.SCENARIO, slow_clients.UPLOAD, slow_clients.DOWNLOAD, fanout.SCENARIO, sweep.SCENARIO,
-              preset2021.SCENARIO, degrade.SCENARIO):
+              preset2021.SCENARIO, degrade.SCENARIO, cost.SCENARIO):
     scenarios.register(scene)

@@ -56,6 +56,10 @@ CORE = (
     setting("START_TIMEOUT", "60", "seconds a server may take to answer after its start"),
     setting("JAVA_OPTS", "", "extra JVM flags for every server, eg, `-Xmx512m`", "value"),
     setting("APP_ARGS", "", "extra app flags, eg, `--client-max-connections 16`", "value"),
+    setting("WORK", "", "work every app adds to each request after its remote call returns, on the thread its model "
+            "runs that code: `cpu=500us` (a fixed computation), `alloc=65536` (bytes of heap), `syscalls=10` (writes to "
+            "/dev/null), any of them (`--work`); the controls that prove the cost card's counters, and \"my requests "
+            "compute too\"", "value"),
     setting("CPUSETS", "", "pin roles to CPUs with `taskset`, eg, `app=1 rest=0`: roles `app`, `backend` "
             "(remote-sleep, PostgreSQL), `loadgen` (wrk, vegeta, pgbench, slow clients), `rest` = the others; the app "
             "may share its CPUs with no other role ([docs/traps.md #38](traps.md#38-the-load-generators-threads-are-in-the-apps-cpu-figure))",
@@ -66,6 +70,9 @@ CORE = (
 )
 CORE_DEFAULTS = {s.name: s.default for s in CORE + db.SETTINGS}
 
+
+# WORK's words (the apps check the values too: --work)
+WORK = re.compile(r"(?:(?:cpu=[0-9]{1,7}(?:us|ms)|alloc=[0-9]{1,9}|syscalls=[0-9]{1,5})[ ,]*)+")
 
 # The apps of the matrix (APPS); a scenario may run others (eg, the fan-out apps).
 KNOWN_APPS = catalog.apps_for(scenarios.DEFAULT)
@@ -169,6 +176,8 @@ EXAMPLES = (
     ("", {"SCENARIO": "degrade"}, "a backend fault mid-run"),
     ("", {"SCENARIO": "degrade", "FAULT": "error=50", "MAX_IN_FLIGHT": "0", "APP_ARGS": "--client-timeout-ms 2000"}, ""),
     ("", {"PRESET": "2021"}, "the 2021 write-up's matrix, as it ran and as the lab runs it"),
+    ("cost", {}, "make cost: what a request costs each model, with 95 % intervals over fresh JVMs"),
+    ("cost", {"WORK": "cpu=500us"}, "the same with 500 µs of CPU added to every request: the CPU counter's control"),
     ("sweep", {}, "make sweep: how far each model scales"),
     ("sweep", {"BACKEND": "postgres"}, "make sweep BACKEND=postgres: each variant once per DB driver"),
     ("sweep", {"SWEEP": "100 1000", "SWEEP_VARIANTS": "sync-servlet:200 async-servlet:1", "DURATION": "5s"}, ""),
@@ -268,6 +277,8 @@ def parse(environ, mode="matrix", n_cores=None):
     apps, containers, threads, clients, wrk_threads, connections = _matrix(v)
     if v["PROFILE"] not in ("0", "1"):
         raise UsageError(f"PROFILE: '{v['PROFILE']}' is not 0 or 1")
+    if v["WORK"] and not WORK.fullmatch(v["WORK"].strip()):
+        raise UsageError(f"WORK: '{v['WORK']}' is not cpu=Nus|Nms, alloc=BYTES, syscalls=K (space- or comma-separated)")
     duration_s, wrk_timeout = _durations(v)
     ports = _ports(v)
     start_timeout = count("START_TIMEOUT", v["START_TIMEOUT"])

@@ -44,27 +44,27 @@ class Variant:
 
 
 
-def parse_variants(text, default_container):
-    """SWEEP_VARIANTS: app[@container]:threads, each checked like APPS, CONTAINERS and THREADS."""
+def parse_variants(text, default_container, name="SWEEP_VARIANTS"):
+    """A planner's variants (name: its setting): app[@container]:threads, each checked like APPS, CONTAINERS and THREADS."""
     variants = []
     for spec in split_list(text):
         m = VARIANT.fullmatch(spec)
         if not m:
-            raise UsageError(f"SWEEP_VARIANTS: '{spec}' is not app[@container]:threads[:client] (threads N, vN or conns)")
+            raise UsageError(f"{name}: '{spec}' is not app[@container]:threads[:client] (threads N, vN or conns)")
         app, container, threads = m.group(1), m.group(2) or default_container, m.group(3)
         client = m.group(4) or catalog.DEFAULT_CLIENT
         if client not in catalog.APPS.get(app, catalog.APPS["sync-servlet"]).clients:
-            raise UsageError(f"SWEEP_VARIANTS: '{spec}': unknown client '{client}' (known: {' '.join(catalog.CLIENTS)})")
-        known("SWEEP_VARIANTS", app, catalog.apps_for("call"), "app")
-        known("SWEEP_VARIANTS", container, catalog.CONTAINERS, "container")
+            raise UsageError(f"{name}: '{spec}': unknown client '{client}' (known: {' '.join(catalog.CLIENTS)})")
+        known(name, app, catalog.apps_for("call"), "app")
+        known(name, container, catalog.CONTAINERS, "container")
         if threads != "conns" and not COUNT.fullmatch(threads[1:] if is_virtual(threads) else threads):
-            raise UsageError(f"SWEEP_VARIANTS: '{spec}': threads must be a positive integer, vN or conns")
+            raise UsageError(f"{name}: '{spec}': threads must be a positive integer, vN or conns")
         if not catalog.runs_on(app, container) or (container in catalog.EVENT_LOOP and is_virtual(threads)):
-            raise UsageError(f"SWEEP_VARIANTS: '{spec}': netty runs only the webflux app, on N event loops (not vN)")
+            raise UsageError(f"{name}: '{spec}': netty runs only the webflux app, on N event loops (not vN)")
         variant = Variant(app, container, threads, client)
         if variant in variants:
-            raise UsageError(f"SWEEP_VARIANTS: '{spec}' is there twice")
+            raise UsageError(f"{name}: '{spec}' is there twice")
         variants.append(variant)
     if not variants:
-        raise UsageError("SWEEP_VARIANTS is empty")
+        raise UsageError(f"{name} is empty")
     return variants

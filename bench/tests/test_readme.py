@@ -18,7 +18,7 @@ class SettingsTableTest(unittest.TestCase):
         page = text[text.index(START) + len(START):text.index(END)]
         self.maxDiff = None
         self.assertEqual(knobs.markdown(settings.groups()), page,
-                         "docs/settings.md drifted from the bench's settings: paste knobs.markdown(settings.groups())")
+                         "docs/settings.md drifted from the bench's settings: run python3 bench/tools/settings-table.py")
 
     def test_every_variable_once_with_its_default(self):
         rows = [s for _, group in settings.groups() for s in group]

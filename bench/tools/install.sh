@@ -23,6 +23,7 @@
 #        bench/tools/install.sh matplotlib   prints the venv's python; installs once (~30 s)
 #        bench/tools/install.sh ansible      prints the venv's bin directory; installs once (~10 s)
 #        bench/tools/install.sh postgresql   prints PostgreSQL's bindir; installs it once (apt-get, root)
+#        bench/tools/install.sh perf         prints perf's path; installs linux-perf once (apt-get, root)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -74,6 +75,28 @@ case "${1:-}" in
     ansible)
         venv_with ansible "$ROOT/.tools/ansible" ansible-requirements.txt bin/ansible-playbook '^ansible-core=='
         echo "$ROOT/.tools/ansible/bin"
+        ;;
+    perf)
+        # SCENARIO=cost counts the app's work with perf's software counters (task-clock, context switches,
+        # the raw_syscalls:sys_enter tracepoint); Debian's linux-perf, as root, where it is missing.
+        if ! perf stat -e task-clock true >/dev/null 2>&1; then
+            if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+                echo "installing perf (Debian's linux-perf) with apt-get (once)" >&2
+                export DEBIAN_FRONTEND=noninteractive
+                { apt-get update -qq && apt-get install -y -qq linux-perf >/dev/null; } >&2 \
+                    || { echo "ERROR: apt-get install -y linux-perf failed (see above)" >&2; exit 1; }
+            else
+                echo "ERROR: perf not found or not allowed; install it: sudo apt-get install -y linux-perf" >&2
+                exit 1
+            fi
+        fi
+        # the tracepoint needs tracefs; root may mount it where it is not (a container's /sys)
+        if ! perf stat -e raw_syscalls:sys_enter true >/dev/null 2>&1 && [[ $(id -u) -eq 0 ]]; then
+            mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || true
+        fi
+        perf stat -e raw_syscalls:sys_enter true >/dev/null 2>&1 \
+            || { echo "ERROR: perf cannot count raw_syscalls:sys_enter here (run as root, or lower kernel.perf_event_paranoid)" >&2; exit 1; }
+        command -v perf
         ;;
     postgresql)
         if ! "$ROOT/bench/tools/pg.sh" bindir >/dev/null 2>&1; then

@@ -22,16 +22,19 @@ DB = ["db_driver", "db_query", "bound_by", "pct_of_bound", "db_pool_size", "db_p
       "db_acquire_timeouts", "db_errors", "db_limit", "cpu_db_s", "cpu_db_cores", "cpu_db_ms_per_request", "db_pss_mb", "db_processes"]
 
 
-def columns(with_db=False):
+def columns(with_db=False, mode=None):
+    """Every load generator's and scenario's columns; a planner that keeps its own apart (the cost
+    card's) only in a run of its own, so that older runs' files keep their columns."""
     own = [f for g in loadgens.ALL for f in g.fields] + [
-        col for s in scenarios.ALL for col in getattr(s, "csv_columns", s.fields)]
+        col for s in scenarios.ALL if not s.own_csv or s.name == mode for col in getattr(s, "csv_columns", s.fields)]
     return COMMON + (DB if with_db else []) + list(dict.fromkeys(own)) + ["app_start", "status"]
 
 
 def csv_text(run):
     out = io.StringIO()
     with_db = any(c.get("db_driver") for c in run["cells"])
-    writer = csv.DictWriter(out, fieldnames=columns(with_db), extrasaction="ignore", lineterminator="\n")
+    writer = csv.DictWriter(out, fieldnames=columns(with_db, run["meta"].get("mode")), extrasaction="ignore",
+                            lineterminator="\n")
     writer.writeheader()
     for c in run["cells"]:
         row = dict(c)

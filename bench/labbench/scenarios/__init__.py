@@ -23,6 +23,8 @@ class Scenario:
                                 # absent from other scenarios' cells; results.csv has a column for each
     has_ceiling = True          # a calibration cell of the same wrk load gives its cells a % of ceiling
     side_load_resets_app = False    # an app that served this scenario is never reused
+    warms_on_its_load = False   # it warms a fresh app on its measured load itself (the cost scenario): no wrk warm-up
+    own_csv = False             # a planner whose results.csv columns appear in its own runs only
     grows_pool = False          # its JVM on a Jetty or Tomcat pool may be given the next pool (grown, or
                                 # switched to virtual threads) and warmed again, not a fresh JVM (cells.App.resize)
 
@@ -49,6 +51,10 @@ class Scenario:
     def path(self, s):
         """What the load calls."""
         return "/call"
+
+    def left_out(self, s):
+        """A planner's combinations that do not apply, one sentence each (why)."""
+        return []
 
     def cells(self, s, make, loadgens):
         """The cells of one app x container x pool (make(loadgen, wrk_threads, connections) builds

@@ -1,0 +1,114 @@
+"""The cost card (issue 39): one row per variant, every figure the mean over its forks (fresh JVMs)
+± the half-width of its 95 % interval; what 10,000 req/s and 10,000 in flight would take; a ranking
+that calls a difference only where the intervals say so; the forks' own figures where they spread."""
+import statistics
+
+from ...report.fmt import read_json
+from ...report.interval import interval, ratio
+from . import counters
+
+# (key, column, format): per request, per 1,000 requests, per 1,000 in flight
+FIGURES = (("cpu_us", "CPU µs/req", "{:.1f}"), ("syscalls_per_req", "syscalls/req", "{:.2f}"),
+           ("csw_per_req", "ctx sw/req", "{:.3f}"), ("alloc_kib", "alloc KiB/req", "{:.2f}"),
+           ("gc_per_1000", "GC /1k req", "{:.3f}"), ("gc_ms_per_1000", "GC ms /1k req", "{:.2f}"),
+           ("pss_mb_per_1000", "PSS MB /1k in flight", "{:.0f}"), ("threads_per_1000", "threads /1k in flight", "{:.0f}"))
+SPREAD_PCT = 5.0      # a CPU interval wider than this % of its median: its forks are shown
+
+
+def fork_figures(cost):
+    """One fork's figures from its cost.json: each window divided (the JVM at rest subtracted), then
+    the mean over its windows; its memory and threads per 1,000 in flight at the last window's end."""
+    if not cost or not cost.get("windows"):
+        return None
+    rest = (cost.get("rest") or {}).get("ns_per_s")
+    windows = [counters.window_figures(w["perf"], w["stats0"], w["stats1"], w["perf_s"], w["stats_s"], rest)
+               for w in cost["windows"]]
+    if not windows:
+        return None
+    out = {k: _mean([w.get(k) for w in windows]) for k in ("cpu_us", "cpu_us_with_rest", "syscalls_per_req",
+                                                           "csw_per_req", "alloc_kib", "gc_per_1000", "gc_ms_per_1000",
+                                                           "rps")}
+    last, per_1000 = cost["windows"][-1], 1000.0 / cost["in_flight"]
+    out.update(pss_mb_per_1000=None if last.get("pss_kb") is None else last["pss_kb"] / 1024 * per_1000,
+               threads_per_1000=None if last.get("threads") is None else last["threads"] * per_1000,
+               jit_pct_max=max((w["jit_pct"] for w in windows if w.get("jit_pct") is not None), default=None),
+               errors=sum(w.get("errors") or 0 for w in windows), windows=len(windows),
+               rest_us_per_s=None if rest is None else rest / 1e3,
+               carried=all(w.get("rps") and w["rps"] >= 0.98 * cost["rate"] for w in windows),
+               warmup=(cost.get("warmup") or {}).get("text"),
+               perf_error=next((w["perf_error"] for w in cost["windows"] if w.get("perf_error")), None))
+    return out
+
+
+def _mean(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.fmean(xs) if xs else None
+
+
+def variants(run):
+    """[(label, [fork figures])] in the run's order of variants, from its cost cells."""
+    out = {}
+    for c in run["cells"]:
+        part = c.get("cost")
+        if c.get("scenario") == "cost" and part and part.get("fork"):
+            out.setdefault(part["label"], []).append(part["fork"])
+    return list(out.items())
+
+
+def row_intervals(forks):
+    return {k: interval([f.get(k) for f in forks]) for k, _, _ in FIGURES}
+
+
+def card_table(run):
+    """The card: a row per variant, each figure `mean ± half-width` over its n forks."""
+    rows = variants(run)
+    out = ["| variant | n | " + " | ".join(col for _, col, _ in FIGURES) + " | cores for 10k req/s | GB for 10k in flight | JIT max % | carried |",
+           "|---|---:|" + "---:|" * (len(FIGURES) + 3) + "---|"]
+    for label, forks in rows:
+        iv = row_intervals(forks)
+        cells = [iv[k].text(fmt) if iv[k] else "—" for k, _, fmt in FIGURES]
+        cpu, pss = iv["cpu_us"], iv["pss_mb_per_1000"]
+        cores = f"{cpu.mean / 100:.2f} ± {cpu.half_width / 100:.2f}" if cpu else "—"
+        gb = f"{pss.mean * 10 / 1024:.2f} ± {pss.half_width * 10 / 1024:.2f}" if pss else "—"
+        jit = max((f["jit_pct_max"] for f in forks if f.get("jit_pct_max") is not None), default=None)
+        carried = "yes" if all(f["carried"] and not f["errors"] for f in forks) else "**no**"
+        out.append(f"| {label} | {len(forks)} | " + " | ".join(cells) + f" | {cores} | {gb} | "
+                   f"{'—' if jit is None else f'{jit:.1f}'} | {carried} |")
+    return "\n".join(out) + "\n"
+
+
+def ranking(run, key="cpu_us", what="CPU"):
+    """Cheapest first; each variant against the next cheaper one: "X costs 1.31× Y's CPU, 95 % CI
+    1.25–1.37", or "not separable from Y" where the ratio's interval holds 1."""
+    rows = [(label, interval([f.get(key) for f in forks])) for label, forks in variants(run)]
+    rows = sorted(((label, iv) for label, iv in rows if iv), key=lambda r: r[1].mean)
+    lines = []
+    for (cheap, a), (dear, b) in zip(rows, rows[1:]):
+        r = ratio(b, a)
+        if r is None or r.low != r.low:          # one fork: no interval to judge by
+            lines.append(f"- {dear}: {b.mean:.1f} against {cheap}'s {a.mean:.1f} (one fork each: not judged)")
+        elif r.separable:
+            lines.append(f"- **{dear}** costs **{r.value:.2f}×** {cheap}'s {what} (95 % CI {r.low:.2f}–{r.high:.2f})")
+        else:
+            lines.append(f"- {dear}: not separable from {cheap} ({r.value:.2f}×, 95 % CI {r.low:.2f}–{r.high:.2f})")
+    return ([f"- cheapest: **{rows[0][0]}**, {rows[0][1].text()} µs"] if rows else []) + lines
+
+
+def spread_lines(run):
+    """The variants whose forks differ more than SPREAD_PCT in CPU: each fork's CPU, allocation, GC
+    and compiler share, where the cause shows."""
+    out = []
+    for label, forks in variants(run):
+        iv = interval([f.get("cpu_us") for f in forks])
+        if iv and iv.n > 1 and iv.half_width_pct is not None and iv.half_width_pct > SPREAD_PCT:
+            each = "; ".join(f"{f['cpu_us']:.1f} µs, {f['alloc_kib'] or 0:.2f} KiB, GC {f['gc_per_1000'] or 0:.2f}/1k, "
+                             f"JIT ≤ {f['jit_pct_max'] or 0:.1f} %" for f in forks if f.get("cpu_us") is not None)
+            out.append(f"- {label}: ± {iv.half_width_pct:.1f} % of its median; its forks: {each}")
+    return out
+
+
+def cell_figures(record, d):
+    """A cost cell's part of results.json: its fork's figures (and its variant's label)."""
+    cost = read_json(d / "cost.json")
+    return {"label": record.params.get("variant_label") or record.variant, "fork": fork_figures(cost),
+            "warmup": (cost or {}).get("warmup", {}).get("text") if cost else None}

@@ -1,0 +1,89 @@
+"""The counters of one measured window of the app's process, and what they make per request.
+
+The kernel's, read by perf's software counters on the app's host (`perf stat -p PID`: task-clock in
+ns, context switches, and the raw_syscalls:sys_enter tracepoint: every syscall any thread of the
+process enters; threads created during the window are counted too, perf's counters are inherited):
+machine-independent but for task-clock. The JVM's own, from /stats' `jvm` object read around the
+window: heap bytes allocated (the JDK's counter: what it covers is in the app's `allocatedBytesHow`),
+GC collections and their time, the compiler threads' CPU; and its answered requests. Memory and
+threads at the window's end, from /proc/PID/smaps_rollup (Pss) and /proc/PID/status (Threads).
+"""
+import re
+
+# perf stat's events, in the order it prints them
+EVENTS = ("task-clock", "context-switches", "raw_syscalls:sys_enter")
+
+
+def perf_command(pid, seconds):
+    return ["perf", "stat", "-x", ",", "-e", ",".join(EVENTS), "-p", str(pid), "--", "sleep", str(seconds)]
+
+
+def parse_perf(text):
+    """perf stat -x, output: {event: value} (task-clock in ns; None where perf printed "<not
+    supported>" or "<not counted>"), and the first line that is not a counter (perf's own error) or ""."""
+    out, error = {}, ""
+    for line in text.splitlines():
+        fields = line.split(",")
+        if len(fields) >= 3 and fields[2] in EVENTS:
+            value, unit = fields[0], fields[1]
+            if value.startswith("<"):
+                out[fields[2]] = None
+            else:
+                out[fields[2]] = float(value) * (1e6 if unit == "msec" else 1)
+        elif line.strip() and not error:
+            error = line.strip()
+    return {e: out.get(e) for e in EVENTS}, ("" if all(e in out for e in EVENTS) else error or "perf printed no counter")
+
+
+def proc_figures(smaps_rollup, status):
+    """(Pss kB, threads) from /proc/PID/smaps_rollup and /proc/PID/status; None where unreadable."""
+    pss = re.search(r"^Pss:\s+(\d+) kB", smaps_rollup or "", re.M)
+    threads = re.search(r"^Threads:\s+(\d+)", status or "", re.M)
+    return (int(pss.group(1)) if pss else None), (int(threads.group(1)) if threads else None)
+
+
+def kept(stats):
+    """What a window keeps of a /stats read: its counters, not its thread lists."""
+    return {k: stats.get(k) for k in ("completed", "errors", "inFlight", "queued", "jvm")}
+
+
+def delta(before, after, key, of="jvm"):
+    """A counter's change between two /stats reads (of its `jvm` object, or the top level); None when either lacks it."""
+    a = (before.get(of) if of else before) or {}
+    b = (after.get(of) if of else after) or {}
+    if a.get(key) is None or b.get(key) is None:
+        return None
+    return b[key] - a[key]
+
+
+def window_figures(perf, stats0, stats1, perf_s, stats_s, rest_ns_per_s):
+    """One window's figures, per request: CPU µs (the app's task-clock less what the JVM at rest
+    spends in as long), syscalls, context switches, heap bytes; GC count and ms per 1,000 requests;
+    and what they came from, so that a reader can redo the division. perf counts over its own
+    `sleep` (perf_s), the requests over the two /stats reads around it (stats_s, a few ms longer):
+    under a constant arrival rate each is divided by its own window, so the edges bias nothing."""
+    requests = delta(stats0, stats1, "completed", of=None)
+    cpu_ms, compiler_ms = delta(stats0, stats1, "cpuMs"), delta(stats0, stats1, "compilerCpuMs")
+    raw = {"perf_s": perf_s, "stats_s": round(stats_s, 3), "requests": requests,
+           "errors": delta(stats0, stats1, "errors", of=None), "task_ns": perf.get("task-clock"),
+           "rest_ns_per_s": None if rest_ns_per_s is None else round(rest_ns_per_s),
+           "syscalls": perf.get("raw_syscalls:sys_enter"), "context_switches": perf.get("context-switches"),
+           "allocated_bytes": delta(stats0, stats1, "allocatedBytes"), "gc_count": delta(stats0, stats1, "gcCount"),
+           "gc_ms": delta(stats0, stats1, "gcTimeMs"),
+           "jit_pct": None if not cpu_ms or compiler_ms is None or compiler_ms < 0 else round(100 * compiler_ms / cpu_ms, 1)}
+    if not requests or stats_s <= 0:
+        return raw
+    rps = requests / stats_s
+
+    def per_req_of_perf(v, scale=1.0):        # a perf count over its window, per request
+        return None if v is None else v / perf_s / rps * scale
+
+    def per_req(v, scale=1.0):                # a JVM counter over the stats window, per request
+        return None if v is None else v / requests * scale
+    task = raw["task_ns"]
+    raw.update(rps=round(rps, 1),
+               cpu_us=None if task is None or rest_ns_per_s is None else (task / perf_s - rest_ns_per_s) / rps / 1e3,
+               cpu_us_with_rest=per_req_of_perf(task, 1e-3), syscalls_per_req=per_req_of_perf(raw["syscalls"]),
+               csw_per_req=per_req_of_perf(raw["context_switches"]), alloc_kib=per_req(raw["allocated_bytes"], 1 / 1024),
+               gc_per_1000=per_req(raw["gc_count"], 1000), gc_ms_per_1000=per_req(raw["gc_ms"], 1000))
+    return raw

@@ -1,0 +1,106 @@
+"""A cost cell, live (one fresh JVM of one variant: a fork). The app's memory idle, then vegeta's
+constant rate, the measured load itself, started once and left running: the JVM warmed up on it until
+its JIT settles (the warm-up rule of warmup.py, on this load rather than on wrk's fast calls: nothing
+the measured windows run is new to the JIT), then COST_WINDOWS windows of COST_WINDOW, each counted
+by perf on the app's host and read around in /stats and /proc; vegeta stopped, and the JVM's CPU at
+rest read, warm, with nothing in flight. cost.json holds every reading; the card is made from it."""
+import json
+import time
+
+from ... import place, procs, warmup, web
+from ...loadgens import vegeta
+from . import counters
+
+# After vegeta starts: the backend's delay fills the in-flight requests first, then a margin.
+LEAD_S = 1.0
+REST_S = warmup.REST_S
+
+
+def measure(lab, cell, d, url, app):
+    """(None, or why the cell failed; what was measured). Writes cost.json."""
+    s, stats_url = lab.s, app.admin + "/stats"
+    record = {"rate": s.rate, "in_flight": round(s.rate * s.sleep_ms / 1000), "idle": memory(app.proc)}
+    load, cmd = start_load(lab, d, url)
+    reason = None
+    try:
+        time.sleep(s.sleep_ms / 1000 + LEAD_S)
+        record["warmup"] = warm_on_load(stats_url)
+        record["windows"] = [window(app.proc, stats_url, s.cost_window_s) for _ in range(s.cost_windows)]
+    finally:
+        procs.stop(load, grace_s=5.0)
+    if not web.wait_drained(stats_url, s.sleep_ms // 1000 + 5):
+        reason = "still busy after the load stopped"
+    record["rest"] = at_rest(app.proc)
+    (d / "cost.json").write_text(json.dumps(record, indent=1) + "\n")
+    app.last_conns = record["in_flight"]
+    return reason, {"cost_command": place.shown("loadgen", cmd)}
+
+
+def start_load(lab, d, url):
+    """vegeta at RATE, long enough for the longest warm-up and every window; stopped by measure()."""
+    s = lab.s
+    seconds = int(warmup.CAP_S + s.cost_windows * (s.cost_window_s + 1) + s.sleep_ms / 1000 + LEAD_S + 30)
+    targets = d / "targets.txt"
+    targets.write_text(f"GET {url}\n")
+    cmd = vegeta.command(lab.m.vegeta if not place.placed() else ".tools/bin/vegeta", targets, s.rate, seconds,
+                         s.wrk_timeout_s, s.sleep_ms, d / "vegeta.bin")
+    if place.placed():            # the first load host: one vegeta holds 1,000 req/s
+        remote_targets = f"/tmp/lab-vegeta-{lab.run_dir.name}-{d.name}.targets"
+        place.put_text("loadgen", 0, remote_targets, f"GET {url}\n")
+        cmd = vegeta.command(".tools/bin/vegeta", remote_targets, s.rate, seconds, s.wrk_timeout_s, s.sleep_ms, "/dev/null")
+    cmd = [str(c) for c in cmd]
+    print(f"  $ {place.shown('loadgen', cmd)}   (stopped after the windows)")
+    return place.start("loadgen", cmd, d / "vegeta.txt"), cmd
+
+
+def warm_on_load(stats_url):
+    """WARMUP=auto's rule on the measured load: /stats read every WINDOW_S until the JIT has settled
+    (warmup.verdict): the warm-up's record, as the other scenarios' cells keep it."""
+    reads, windows = [{"t": time.monotonic(), "stats": web.get_json(stats_url)}], []
+    print(f"  warming up on the measured load in {warmup.WINDOW_S} s windows until the JIT settles "
+          f"({warmup.FLOOR_S}-{warmup.CAP_S} s) …", flush=True)
+    while True:
+        time.sleep(warmup.WINDOW_S)
+        reads.append({"t": time.monotonic(), "stats": web.get_json(stats_url)})
+        if not (reads[-2]["stats"] and reads[-1]["stats"] and "jvm" in reads[-1]["stats"]):
+            return {"mode": "auto", "outcome": "unknown", "text": "no /stats jvm object to judge the JIT by"}
+        windows.append(warmup.window(reads[-2], reads[-1]))
+        outcome, text = warmup.verdict(windows)
+        if outcome != "warming":
+            print(f"  warm-up: {text} ({sum(w.requests for w in windows):,} requests on the measured load)", flush=True)
+            return {"mode": "auto", "outcome": outcome, "text": text, "how": "the measured load itself (vegeta at RATE)",
+                    "seconds": round(sum(w.seconds for w in windows), 1), "requests": sum(w.requests for w in windows),
+                    "windows": [w.to_json() for w in windows]}
+
+
+def window(p, stats_url, seconds):
+    """One measured window: perf over `seconds` on the app's host, /stats read just before and after,
+    Pss and threads at its end: the raw readings (the card divides them, the JVM at rest subtracted)."""
+    stats0, t0 = web.get_json(stats_url) or {}, time.monotonic()
+    rc, out = place.beside(p, counters.perf_command(place.pid(p), seconds), timeout=seconds + 30)
+    t1, stats1 = time.monotonic(), web.get_json(stats_url) or {}
+    perf, error = counters.parse_perf(out)
+    raw = {"perf": perf, "perf_s": seconds, "stats_s": round(t1 - t0, 3), "stats0": counters.kept(stats0),
+           "stats1": counters.kept(stats1), **memory(p)}
+    if rc != 0 or error:          # the kernel's counters unavailable: the JVM's still count
+        raw["perf_error"] = f"perf stat: {error or f'exit {rc}'}"
+    return raw
+
+
+def at_rest(p, seconds=REST_S):
+    """The JVM's CPU at rest, warm, after its load: task-clock ns per second (what a window subtracts)."""
+    rc, out = place.beside(p, counters.perf_command(place.pid(p), seconds), timeout=seconds + 30)
+    perf, error = counters.parse_perf(out)
+    ns = perf.get("task-clock")
+    return {"seconds": seconds, "task_ns": ns, "ns_per_s": None if ns is None else round(ns / seconds),
+            "syscalls": perf.get("raw_syscalls:sys_enter"), "context_switches": perf.get("context-switches"),
+            **({"perf_error": f"perf stat: {error or f'exit {rc}'}"} if error or rc else {})}
+
+
+def memory(p):
+    """{"pss_kb", "threads"} of the app's process now, on its host."""
+    pid = place.pid(p)
+    _, smaps = place.beside(p, ["cat", f"/proc/{pid}/smaps_rollup"])
+    _, status = place.beside(p, ["cat", f"/proc/{pid}/status"])
+    pss, threads = counters.proc_figures(smaps, status)
+    return {"pss_kb": pss, "threads": threads}

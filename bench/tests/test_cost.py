@@ -1,0 +1,107 @@
+"""SCENARIO=cost (issue 39): its plan, perf's counters read, a window divided per request (the JVM at
+rest subtracted, each count over its own window), a fork's figures, and the card with its ranking."""
+import unittest
+
+from labbench.plan import plan
+from labbench.scenarios.cost import card, counters
+from labbench.settings import UsageError, parse
+
+PERF = """4108.99,msec,task-clock,4108989,100.00,0.815,CPUs utilized
+1234,,context-switches,4108989,100.00,243.369,/sec
+20125,,raw_syscalls:sys_enter,4108989,100.00,4.898,M/sec
+"""
+
+
+def stats(completed, cpu_ms, compiler_ms, alloc, gc, gc_ms):
+    return {"completed": completed, "errors": 0, "inFlight": 1000, "queued": 0,
+            "jvm": {"cpuMs": cpu_ms, "compilerCpuMs": compiler_ms, "allocatedBytes": alloc, "gcCount": gc, "gcTimeMs": gc_ms}}
+
+
+def cost_json(cpu_s_per_window=1.0, rest_ns_per_s=10e6, windows=3, rps=1000.0, alloc_per_req=2048):
+    ws = []
+    for k in range(windows):
+        n0, n1 = 5000 * k, 5000 * (k + 1)
+        ws.append({"perf": {"task-clock": cpu_s_per_window * 1e9 + rest_ns_per_s * 5, "context-switches": 2500,
+                            "raw_syscalls:sys_enter": 60000},
+                   "perf_s": 5, "stats_s": 5000 / rps,
+                   "stats0": stats(n0, 1000 * k, 0, n0 * alloc_per_req, 2 * k, 10 * k),
+                   "stats1": stats(n1, 1000 * (k + 1), 20, n1 * alloc_per_req, 2 * (k + 1), 10 * (k + 1)),
+                   "pss_kb": 512 * 1024, "threads": 40})
+    return {"rate": 1000, "in_flight": 1000, "idle": {"pss_kb": 200 * 1024, "threads": 30},
+            "warmup": {"text": "JIT settled after 21 s"}, "windows": ws, "rest": {"ns_per_s": rest_ns_per_s}}
+
+
+class PlanTest(unittest.TestCase):
+    def test_forks_interleave_and_a_pool_too_small_is_left_out_with_why(self):
+        s = parse({"SCENARIO": "cost", "COST_VARIANTS": "sync-servlet:200 sync-servlet:conns webflux@netty:1",
+                   "COST_FORKS": "2"}, "cost", n_cores=2)
+        cells, left_out = plan(s)
+        self.assertEqual([(c.round, c.variant, c.threads) for c in cells],
+                         [(1, "sync-servlet@jetty:conns", "1250"), (1, "webflux@netty:1", "1"),
+                          (2, "sync-servlet@jetty:conns", "1250"), (2, "webflux@netty:1", "1")])
+        self.assertEqual(["sync-servlet@jetty:200: its 200 threads hold at most 200 of the 1000 requests in flight"], left_out)
+        self.assertEqual(("vegeta", 1000, {"app": "1", "backend": "0", "loadgen": "0"}), (cells[0].loadgen, s.rate, s.cpusets))
+        self.assertEqual(len({c.app_key for c in cells}), 4)          # a fresh JVM for every fork
+
+    def test_bad_values_and_what_it_sets_itself(self):
+        for env, words in [({"COST_FORKS": "0"}, "COST_FORKS"), ({"COST_WINDOW": "x"}, "COST_WINDOW"),
+                           ({"COST_VARIANTS": "nope:1"}, "COST_VARIANTS"), ({"THREADS": "1"}, "sets THREADS itself"),
+                           ({"WORK": "cpu=fast"}, "WORK")]:
+            with self.subTest(env=env), self.assertRaises(UsageError) as e:
+                parse({"SCENARIO": "cost", **env}, "cost", n_cores=2)
+            self.assertIn(words, str(e.exception))
+
+
+class CountersTest(unittest.TestCase):
+    def test_perf_stat_csv_and_what_it_says_when_a_counter_is_missing(self):
+        values, error = counters.parse_perf(PERF)
+        self.assertEqual(("", 4108990000.0, 1234.0, 20125.0), (error, round(values["task-clock"]), values["context-switches"],
+                                                              values["raw_syscalls:sys_enter"]))
+        values, error = counters.parse_perf("<not supported>,,raw_syscalls:sys_enter,0,100.00,,\n"
+                                            "Error: no permission\n")
+        self.assertIsNone(values["raw_syscalls:sys_enter"])
+        self.assertEqual("Error: no permission", error)
+        self.assertEqual((524288, 40), counters.proc_figures("Rss: 9 kB\nPss:  524288 kB\n", "Name: java\nThreads:\t40\n"))
+
+    def test_a_window_per_request_each_count_over_its_own_window(self):
+        w = cost_json()["windows"][0]
+        f = counters.window_figures(w["perf"], w["stats0"], w["stats1"], 5, 5.05, 10e6)
+        # 5,000 answers over 5.05 s of /stats reads: 990.1 req/s; perf's 5 s: 1 s of load CPU + rest
+        self.assertAlmostEqual(990.1, f["rps"], places=1)
+        self.assertAlmostEqual(1e9 / 5 / (5000 / 5.05) / 1e3, f["cpu_us"], places=6)
+        self.assertAlmostEqual(60000 / 5 / (5000 / 5.05), f["syscalls_per_req"], places=6)
+        self.assertEqual((2.0, 0.4, 2.0), (f["alloc_kib"], f["gc_per_1000"], f["gc_ms_per_1000"]))
+        self.assertEqual(2.0, f["jit_pct"])
+
+
+class CardTest(unittest.TestCase):
+    def run_of(self, forks):
+        cells = []
+        for label, cpu in forks:
+            cells.append({"scenario": "cost", "round": 1,
+                          "cost": {"label": label, "fork": card.fork_figures(cost_json(cpu_s_per_window=cpu))}})
+        return {"cells": cells, "meta": {"mode": "cost"}}
+
+    def test_a_fork_is_the_mean_of_its_windows_at_rest_subtracted(self):
+        f = card.fork_figures(cost_json())
+        self.assertAlmostEqual(200.0, f["cpu_us"])                   # 1 s of load CPU per 5 s, 1,000 req/s
+        self.assertAlmostEqual(210.0, f["cpu_us_with_rest"])
+        self.assertEqual((512.0, 40.0, True, 2.0), (f["pss_mb_per_1000"], f["threads_per_1000"], f["carried"], f["jit_pct_max"]))
+
+    def test_the_card_calls_a_difference_only_where_the_intervals_say_so(self):
+        run = self.run_of([("cheap", 1.0), ("cheap", 1.01), ("cheap", 0.99),
+                           ("dear", 1.5), ("dear", 1.52), ("dear", 1.48),
+                           ("close", 1.51), ("close", 1.45), ("close", 1.56)])
+        lines = card.ranking(run)
+        self.assertTrue(lines[0].startswith("- cheapest: **cheap**, 200.0 ± "), lines)
+        self.assertIn("**dear** costs **1.50×** cheap's CPU (95 % CI 1.46–1.54)", " ".join(lines))
+        self.assertTrue(any("not separable from" in line for line in lines), lines)
+        table = card.card_table(run)
+        self.assertIn("| cheap | 3 | 200.0 ± ", table)
+        self.assertIn("| 2.00 ± ", table)          # cores for 10,000 req/s: 200 µs x 10,000
+        self.assertEqual([], card.spread_lines(self.run_of([("a", 1.0), ("a", 1.01), ("a", 1.0)])))
+        self.assertEqual(1, len(card.spread_lines(self.run_of([("a", 1.0), ("a", 1.5)]))))
+
+
+if __name__ == "__main__":
+    unittest.main()
