@@ -102,6 +102,19 @@ class CardTest(unittest.TestCase):
         self.assertEqual([], card.spread_lines(self.run_of([("a", 1.0), ("a", 1.01), ("a", 1.0)])))
         self.assertEqual(1, len(card.spread_lines(self.run_of([("a", 1.0), ("a", 1.5)]))))
 
+    def test_compare_judges_by_the_intervals_and_across_machines_by_ratios(self):
+        a = self.run_of([("x", 1.0), ("x", 1.01), ("x", 0.99), ("y", 2.0), ("y", 2.02), ("y", 1.98)])
+        b = self.run_of([("x", 1.0), ("x", 1.02), ("x", 0.99), ("y", 3.0), ("y", 3.03), ("y", 2.97)])
+        text = card.compare(a, b)
+        self.assertIn("one machine", text)
+        self.assertRegex(text, r"\| x \| CPU µs/req \| 200\.00 ± [0-9.]+ \| 200\.67 ± [0-9.]+ \| same \|")
+        self.assertRegex(text, r"\| y \| CPU µs/req \| .* \| dearer \|")
+        self.assertIn("| y | syscalls/req | 12.00 ± 0.00 | 12.00 ± 0.00 | same |", text)
+        a["meta"]["cpu"], b["meta"]["cpu"] = "2 x AMD EPYC", "2 x Intel(R) Xeon(R) Processor"
+        text = card.compare(a, b)
+        self.assertIn("two machines: CPU as a ratio to x within each run", text)
+        self.assertRegex(text, r"\| y \| CPU, × x's \| 2\.00 \([0-9.–]+\) \| 2\.99 \([0-9.–]+\) \| dearer \|")
+
 
 if __name__ == "__main__":
     unittest.main()

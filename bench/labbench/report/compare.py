@@ -47,7 +47,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))      # bench/, also
 from labbench import plugins  # noqa: E402,F401  (a command line: the scenarios' settings and parts registered)
 from labbench.report.compare_judge import NOISE_FLOOR, compare  # noqa: E402
 from labbench.report.compare_pairs import bound_moved, nothing_shared, pair_across, replaced_knobs  # noqa: E402
-from labbench.report.compare_runs import describe, load, usage_error  # noqa: E402
+from labbench import scenarios  # noqa: E402
+from labbench.report.compare_runs import describe, load, run_of, usage_error  # noqa: E402
 from labbench.report.compare_settings import run_wide_text, settings_diff, settings_text  # noqa: E402
 from labbench.report.compare_tables import print_only, print_pairs, print_table  # noqa: E402
 # Names the tests call as compare.<name>, from where they live now.
@@ -64,6 +65,12 @@ def main(argv):
     print(f"A = {describe(meta_a, a, argv[1])}  \nB = {describe(meta_b, b, argv[2])}\n")
     diff = settings_diff(meta_a, meta_b, a, b)
     print(settings_text(diff) + "\n")
+    # two runs of a planner that compares its own way (the cost card: by intervals)
+    own = scenarios.BY_NAME.get(meta_a.get("mode")) if meta_a.get("mode") == meta_b.get("mode") else None
+    text = own.compare(run_of(argv[1]), run_of(argv[2])) if own else None
+    if text:
+        print(text)
+        return 0
     # A cell of the same key whose bound or ceiling moved (B changed SLEEP_MS, DB_POOL, RATE) is
     # shown with the pairs, its bound beside it, not in the table of cells run alike.
     sleep_moved = None not in (meta_a.get("sleep_ms"), meta_b.get("sleep_ms")) and meta_a["sleep_ms"] != meta_b["sleep_ms"]

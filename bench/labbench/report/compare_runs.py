@@ -40,6 +40,12 @@ def load_text(key):
     return text + (" again" if key[10] else "")     # the same settings measured again (figures.mark_again)
 
 
+def run_of(arg):
+    """The whole run (results.json's content) an argument names: a run directory or its results.json."""
+    path = Path(arg.rpartition("@")[0] if "@" in arg else arg)
+    return read_results(path / "results.json" if path.is_dir() else path)
+
+
 def load(arg, name):
     """A run's meta and cells by key. RUN@N picks round N of a REPEAT run (judged as a run of its own)."""
     if not arg:

@@ -127,6 +127,10 @@ class Scenario:
         """[(file name, title)] of its charts in run_dir/charts (with draw: drawn first)."""
         return []
 
+    def compare(self, run_a, run_b):
+        """A planner's own comparison of two of its runs (make compare), as Markdown; None: the cells' table."""
+        return None
+
     def closing_lines(self, run):
         """Lines the bench prints at the end of a run."""
         return []

@@ -165,6 +165,9 @@ class Cost(Scenario):
         return ("## Verdict: what a request costs each model, mean ± 95 % interval over its fresh JVMs\n\n"
                 + card.card_table(run) + "\n" + "\n".join(card.ranking(run)) + "\n")
 
+    def compare(self, run_a, run_b):
+        return card.compare(run_a, run_b)
+
     def sections(self, run, ctx):
         if run["meta"].get("mode") != self.name:
             return []

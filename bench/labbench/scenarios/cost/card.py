@@ -46,9 +46,10 @@ def _mean(xs):
 
 
 def variants(run):
-    """[(label, [fork figures])] in the run's order of variants, from its cost cells."""
+    """[(label, [fork figures])] in the run's order of variants, from its cost cells: each fork is a
+    round of the run (results.json's `rounds`; its `cells` are their medians)."""
     out = {}
-    for c in run["cells"]:
+    for c in [c for cells in (run.get("rounds") or {"1": run["cells"]}).values() for c in cells]:
         part = c.get("cost")
         if c.get("scenario") == "cost" and part and part.get("fork"):
             out.setdefault(part["label"], []).append(part["fork"])
@@ -112,3 +113,45 @@ def cell_figures(record, d):
     cost = read_json(d / "cost.json")
     return {"label": record.params.get("variant_label") or record.variant, "fork": fork_figures(cost),
             "warmup": (cost or {}).get("warmup", {}).get("text") if cost else None}
+
+
+# (key, what) the machine-independent figures compare reads directly across machines; CPU is the
+# machine's, compared as a ratio to a reference variant within each run when the runs' CPUs differ.
+PORTABLE = (("syscalls_per_req", "syscalls/req"), ("csw_per_req", "ctx sw/req"), ("alloc_kib", "alloc KiB/req"))
+
+
+def _judge(a, b):
+    if not (a and b):
+        return "—"
+    if a.n < 2 or b.n < 2:
+        return "one fork: not judged"
+    return "same" if not a.disjoint(b) else ("cheaper" if b.mean < a.mean else "dearer")
+
+
+def compare(run_a, run_b):
+    """Two cost runs, variant by variant, each figure judged by its intervals: `same` where A's and
+    B's overlap, else `cheaper` or `dearer` in B. Where the runs' CPUs differ (two machines), CPU is
+    compared as each variant's ratio to a reference (the first variant both have), within each run;
+    syscalls, context switches and allocation directly."""
+    fa, fb = dict(variants(run_a)), dict(variants(run_b))
+    common = [v for v in fa if v in fb]
+    if not common:
+        return None
+    machines = run_a["meta"].get("cpu") != run_b["meta"].get("cpu")
+    ref = common[0]
+    out = [f"**Cost card, A against B** ({'two machines: CPU as a ratio to ' + ref + ' within each run' if machines else 'one machine'}); "
+           "each figure mean ± 95 % interval over the forks; `same` where the intervals overlap.\n",
+           "| variant | figure | A | B | verdict |", "|---|---|---:|---:|---|"]
+    for v in common:
+        cpu = ("cpu_us", "CPU µs/req")
+        for key, what in (cpu,) + PORTABLE:
+            a, b = interval([f.get(key) for f in fa[v]]), interval([f.get(key) for f in fb[v]])
+            if key == "cpu_us" and machines:
+                ra, rb = ratio(a, interval([f.get(key) for f in fa[ref]])), ratio(b, interval([f.get(key) for f in fb[ref]]))
+                text = (lambda r: "—" if r is None or r.low != r.low else f"{r.value:.2f} ({r.low:.2f}–{r.high:.2f})")
+                same = ra and rb and ra.low == ra.low and rb.low == rb.low and not (ra.high < rb.low or rb.high < ra.low)
+                out.append(f"| {v} | CPU, × {ref}'s | {text(ra)} | {text(rb)} | "
+                           f"{'same' if same else ('—' if not (ra and rb) else ('cheaper' if rb.value < ra.value else 'dearer'))} |")
+                continue
+            out.append(f"| {v} | {what} | {a.text('{:.2f}') if a else '—'} | {b.text('{:.2f}') if b else '—'} | {_judge(a, b)} |")
+    return "\n".join(out) + "\n"
