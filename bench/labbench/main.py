@@ -275,7 +275,7 @@ def run(lab, cells):
     for cell in cells:
         if cell.round > 1 and cell.index == next(c.index for c in cells if c.round == cell.round):
             app.stop()
-            print(f"== round {cell.round} of {s.repeat}")
+            print(f"== round {cell.round} of {max(c.round for c in cells)}")
             calibrations += calibrate(lab, summarize, cell.round)
         status = run_cell(lab, app, cell)
         if status.startswith("SKIPPED"):

@@ -27,6 +27,9 @@ def summary_line(rec):
     """One line for the bench's progress output."""
     if rec["status"] != "ok":
         return rec["status"]
+    scene = scenarios.get(rec.get("scenario"))
+    if scene.own_summary:    # a scenario that measures its own way (the cost card's forks)
+        return scene.summary(rec) or rec["status"]
     own = loadgens.get(rec.get("loadgen")).summary(rec)
     if own is not None:      # an open-loop cell: its load generator's figures, then its scenario's (degrade)
         extra = scenarios.get(rec.get("scenario")).summary(rec) if rec.get("scenario") else None

@@ -25,6 +25,7 @@ class Scenario:
     side_load_resets_app = False    # an app that served this scenario is never reused
     warms_on_its_load = False   # it warms a fresh app on its measured load itself (the cost scenario): no wrk warm-up
     own_csv = False             # a planner whose results.csv columns appear in its own runs only
+    own_summary = False         # its progress line is its own summary alone, not its load generator's
     grows_pool = False          # its JVM on a Jetty or Tomcat pool may be given the next pool (grown, or
                                 # switched to virtual threads) and warmed again, not a fresh JVM (cells.App.resize)
 

@@ -38,7 +38,8 @@ SETTINGS = (
 )
 # Settings a cost run sets itself.
 NOT_IN_COST = {"APPS": "COST_VARIANTS", "CONTAINERS": "COST_VARIANTS (app@container)", "THREADS": "COST_VARIANTS",
-               "CONNECTIONS": "", "LOADGEN": "", "REPEAT": "COST_FORKS", "WRK_THREADS": ""}
+               "CONNECTIONS": "", "LOADGEN": "", "REPEAT": "COST_FORKS", "WRK_THREADS": "",
+               "DURATION": "COST_WINDOWS x COST_WINDOW: its measured time per cell, and the calibration's"}
 
 
 def parse(v):
@@ -73,6 +74,7 @@ class Cost(Scenario):
                "each figure with its 95 % interval over the forks")
     fields = ("label", "fork", "warmup")
     own_csv = True
+    own_summary = True
     csv_columns = ["label"] + [f"fork_{k}" for k in ("cpu_us", "cpu_us_with_rest", "syscalls_per_req", "csw_per_req",
                                                       "alloc_kib", "gc_per_1000", "gc_ms_per_1000", "pss_mb_per_1000",
                                                       "threads_per_1000", "rps", "jit_pct_max", "errors", "carried")]
@@ -100,6 +102,7 @@ class Cost(Scenario):
         fit = [v for v in d["cost_variants"] if not too_small(v, in_flight)] or d["cost_variants"]
         pinned = {} if environ.get("HOSTS") or environ.get("CPUSETS") or n_cores < 2 else {"CPUSETS": "app=1 rest=0"}
         env = dict(environ, SCENARIO=NAME, LOADGEN="vegeta", RATE=rate, **pinned,
+                   DURATION=f"{d['cost_windows'] * d['cost_window_s']}s",
                    APPS=" ".join(dict.fromkeys(v.app for v in fit)),
                    CONTAINERS=" ".join(dict.fromkeys(v.container for v in fit)),
                    THREADS=" ".join(dict.fromkeys(pool_for(v, in_flight) for v in fit)))

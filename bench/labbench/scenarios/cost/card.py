@@ -50,9 +50,8 @@ def variants(run):
     round of the run (results.json's `rounds`; its `cells` are their medians)."""
     out = {}
     for c in [c for cells in (run.get("rounds") or {"1": run["cells"]}).values() for c in cells]:
-        part = c.get("cost")
-        if c.get("scenario") == "cost" and part and part.get("fork"):
-            out.setdefault(part["label"], []).append(part["fork"])
+        if c.get("scenario") == "cost" and c.get("fork"):      # its part, flat in a loaded run
+            out.setdefault(c["label"], []).append(c["fork"])
     return list(out.items())
 
 

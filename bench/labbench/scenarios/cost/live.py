@@ -24,7 +24,7 @@ def measure(lab, cell, d, url, app):
     reason = None
     try:
         time.sleep(s.sleep_ms / 1000 + LEAD_S)
-        record["warmup"] = warm_on_load(stats_url)
+        record["warmup"] = warm_on_load(stats_url) if s.warmup == "auto" else fixed_warm_up(s.warmup_s)
         record["windows"] = [window(app.proc, stats_url, s.cost_window_s) for _ in range(s.cost_windows)]
     finally:
         procs.stop(load, grace_s=5.0)
@@ -71,6 +71,12 @@ def warm_on_load(stats_url):
             return {"mode": "auto", "outcome": outcome, "text": text, "how": "the measured load itself (vegeta at RATE)",
                     "seconds": round(sum(w.seconds for w in windows), 1), "requests": sum(w.requests for w in windows),
                     "windows": [w.to_json() for w in windows]}
+
+
+def fixed_warm_up(seconds):
+    """WARMUP=Ns: N seconds of the measured load before the windows; 0: none."""
+    time.sleep(seconds)
+    return {"mode": "fixed", "seconds": seconds, "text": f"{seconds} s of the measured load"}
 
 
 def window(p, stats_url, seconds):
