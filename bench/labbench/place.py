@@ -66,7 +66,7 @@ def parse(text, available=None):
     """CPUSETS -> {role: CPU list} (every role, or {} when unset); UsageError when a role is
     unknown or twice, a list is malformed or names a CPU this process may not use, or the app
     shares a CPU with another role (then its CPU is not its own)."""
-    if not text.strip():
+    if not text.strip() or text.strip() == "none":    # none: unpinned, where a planner would pin (cost)
         return {}
     if shutil.which("taskset") is None:
         raise UsageError("CPUSETS needs taskset, which is not installed: apt-get install util-linux")

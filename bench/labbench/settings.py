@@ -62,7 +62,8 @@ CORE = (
             "compute too\"", "value"),
     setting("CPUSETS", "", "pin roles to CPUs with `taskset`, eg, `app=1 rest=0`: roles `app`, `backend` "
             "(remote-sleep, PostgreSQL), `loadgen` (wrk, vegeta, pgbench, slow clients), `rest` = the others; the app "
-            "may share its CPUs with no other role ([docs/traps.md #38](traps.md#38-the-load-generators-threads-are-in-the-apps-cpu-figure))",
+            "may share its CPUs with no other role ([docs/traps.md #38](traps.md#38-the-load-generators-threads-are-in-the-apps-cpu-figure)); "
+            "`none`: unpinned, where a scenario would pin (cost)",
             "quiet"),
     setting("HOSTS", "", "an Ansible inventory that puts the roles on hosts of their own (groups `app`, `backend`, "
             "`loadgen`, one or more load hosts; each host's `cpus` pins its roles), reached over ssh; `SCENARIO=call` "
@@ -258,11 +259,11 @@ def _hosts(v, scenario_names, loadgens, mode):
     """HOSTS: {role: [Host]} from the inventory, or {}; refused with what it does not place yet."""
     if not v["HOSTS"].strip():
         return {}
-    if v["CPUSETS"].strip():
+    if v["CPUSETS"].strip() not in ("", "none"):
         raise UsageError("HOSTS and CPUSETS: with HOSTS, pin a host's roles with its `cpus` variable in the inventory")
-    others = [sc for sc in scenario_names if sc != "call"] + [g for g in loadgens if g not in ("wrk", "vegeta")]
+    others = [sc for sc in scenario_names if sc not in ("call", "cost")] + [g for g in loadgens if g not in ("wrk", "vegeta")]
     if others:
-        raise UsageError(f"HOSTS places SCENARIO=call and the sweep with LOADGEN=wrk or vegeta so far, not "
+        raise UsageError(f"HOSTS places SCENARIO=call, cost and the sweep with LOADGEN=wrk or vegeta so far, not "
                          f"{' '.join(others)}: run those on one machine (HOSTS unset)")
     return inventory.parse(v["HOSTS"].strip(), v.get("BACKEND", "http"), db_url=v.get("DB_URL", "").strip())
 
