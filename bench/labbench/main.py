@@ -306,7 +306,7 @@ def finish(lab, wall_s, measured_s, calibration_s, cells_text):
     print(f"== done: {cells_text} in {human_time(wall_s)}: {human_time(measured_s)} measured in cells"
           f" + {human_time(calibration_s)} calibration = {wall_s / measured_s if measured_s else 0:.2f}x the measured time")
     run_figures = report.load_run(run_dir)
-    for sc in scenarios.ALL:
+    for sc in scenarios.reporting(run_figures["meta"]):
         for line in sc.closing_lines(run_figures):
             print(line)
     print(f"   results: {run_dir}/results.md (also results.json, results.csv, cells/*/wrk.txt, logs/)")

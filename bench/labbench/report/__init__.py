@@ -80,7 +80,7 @@ def update(run_dir, summary_dir=None, charts=False):
     run = load_run(run_dir)
     write_atomically(run_dir / "results.json", results_json(run))
     write_atomically(run_dir / "results.csv", csvout.csv_text(run))
-    drawn = [c for s in scenarios.ALL for c in s.charts(run_dir, run, draw=charts)]
+    drawn = [c for s in scenarios.reporting(run["meta"]) for c in s.charts(run_dir, run, draw=charts)]
     write_atomically(run_dir / "results.md", markdown(run, drawn))
     return None if summary_dir is None else summary(run_dir, summary_dir)
 
@@ -94,7 +94,7 @@ def markdown(run, charts=()):
     containers = meta.get("containers") or sorted({c["container"] for c in cells})
     sleep_s = (meta.get("sleep_ms") or 1000) / 1000.0
     ctx = scenarios.Context(apps, containers, calibration, sleep_s, list(charts))
-    sections = [sec for s in scenarios.ALL for sec in s.sections(run, ctx)] + [(20, dbreport.section(run)),
+    sections = [sec for s in scenarios.reporting(run["meta"]) for sec in s.sections(run, ctx)] + [(20, dbreport.section(run)),
                                                                                (25, hostsreport.section(run))]
     return "".join([first_screen(run), *(text for _order, text in sorted(sections, key=lambda sec: sec[0])),
                     layers.section(cells), "\n# Appendix\n", environment(meta, apps, containers), lab_lines(cells),
@@ -111,7 +111,7 @@ def environment(meta, apps, containers):
         ("wrk threads × connections", ", ".join(f"-t{t} -c{c}" for c in meta.get("connections", [])
                                                  for t in meta.get("wrk_threads", []))),
     ]
-    for s in scenarios.ALL:
+    for s in scenarios.reporting(meta):
         rows += s.environment_rows(meta)
     rows += dbreport.environment_rows(meta)
     if meta.get("left_out"):
@@ -304,7 +304,7 @@ def main(argv):
     if len(argv) >= 3 and argv[1] == "--from-json":
         run = read_results(argv[2])
         out = Path(argv[3]) if len(argv) > 3 else Path(argv[2]).with_suffix(".md")
-        drawn = [c for s in scenarios.ALL for c in s.charts(out.parent, run)]
+        drawn = [c for s in scenarios.reporting(run["meta"]) for c in s.charts(out.parent, run)]
         write_atomically(out, markdown(run, drawn))
         return 0
     if len(argv) != 2 or argv[1] in ("-h", "--help"):

@@ -198,7 +198,7 @@ def load_part(ran):
 def first_screen(run):
     """The title, the identity line, the verdict, the box CPU, where to read on."""
     meta = run["meta"]
-    own = [text for s in scenarios.ALL for text in [s.verdict(run)] if text]
+    own = [text for s in scenarios.reporting(run["meta"]) for text in [s.verdict(run)] if text]
     lines = [f"# Benchmark results: {meta.get('date', '?')}\n\n", identity(run), "\n"]
     if own:
         lines += own

@@ -173,6 +173,13 @@ def get(name):
     return BY_NAME[name or DEFAULT]
 
 
+def reporting(meta):
+    """The scenarios whose report hooks (verdict, sections, charts, environment rows, closing lines)
+    apply to a run: every one that is not a planner, and the run's own planner (its mode), so that a
+    planner's hooks need not ask whether the run is theirs."""
+    return [s for s in ALL if s not in PLANNERS or s.name == meta.get("mode")]
+
+
 def defaults():
     """Every scenario's variables, in ALL's order (settings.DEFAULTS adds them)."""
     out = {}

@@ -71,18 +71,12 @@ class Preset2021(Scenario):
                 f"--timeout 2s), then as the lab runs it (the JDK client, no cap, wrk --timeout {s.wrk_timeout})"]
 
     def verdict(self, run):
-        if run["meta"].get("mode") != self.name:
-            return None
         return "## Verdict: the 2021 matrix as it ran, and as the lab runs it\n\n" + table(run)
 
     def sections(self, run, ctx):
-        if run["meta"].get("mode") != self.name:
-            return []
         return [(10, "\n## How to read PRESET=2021\n\n" + HOW)]
 
     def closing_lines(self, run):
-        if run["meta"].get("mode") != self.name:
-            return []
         return ["== PRESET=2021, as 2021 -> as the lab (req/s):"] + [
             f"   {row[0]} {row[1]} t={row[2]} -t{row[3]}: {row[4]} -> {row[5]}  ({row[6]})" for row in rows(run)]
 

@@ -163,8 +163,6 @@ class Cost(Scenario):
                 f"{f['alloc_kib'] or 0:.2f} KiB/req, {f_int(round(f['rps'] or 0))} req/s, JIT ≤ {f['jit_pct_max'] or 0:.1f} %")
 
     def verdict(self, run):
-        if run["meta"].get("mode") != self.name:
-            return None
         return ("## Verdict: what a request costs each model, mean ± 95 % interval over its fresh JVMs\n\n"
                 + card.card_table(run) + "\n" + "\n".join(card.ranking(run)) + "\n")
 
@@ -172,8 +170,6 @@ class Cost(Scenario):
         return card.compare(run_a, run_b)
 
     def sections(self, run, ctx):
-        if run["meta"].get("mode") != self.name:
-            return []
         spread = card.spread_lines(run)
         return [(10, "\n## The cost card: the forks that spread\n\n"
                  + ("\n".join(spread) if spread else "Every variant's CPU interval is within "

@@ -101,8 +101,6 @@ class Degrade(Scenario):
         return report.starting_lines(s)
 
     def environment_rows(self, meta):
-        if meta.get("mode") != self.name:
-            return []
         return report.environment_rows(meta)
 
     # ---- the report
@@ -113,25 +111,17 @@ class Degrade(Scenario):
         return report.summary(rec)
 
     def verdict(self, run):
-        if run["meta"].get("mode") != self.name:
-            return None
         return report.verdict(run)
 
     def sections(self, run, ctx):
-        if run["meta"].get("mode") != self.name:
-            return []
         return [(10, report.section(run, ctx.charts))]
 
     def charts(self, run_dir, run, draw=False):
-        if run["meta"].get("mode") != self.name:
-            return []
         if draw and any(c["status"] == "ok" for c in report.degrade_cells(run)):
             report.draw_charts(run_dir)
         return [(n, t) for n, t in report.chart_names(run) if (Path(run_dir) / "charts" / f"{n}.png").exists()]
 
     def closing_lines(self, run):
-        if run["meta"].get("mode") != self.name:
-            return []
         return report.closing_lines(run)
 
 

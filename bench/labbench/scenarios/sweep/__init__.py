@@ -123,33 +123,23 @@ class Sweep(Scenario):
 
     def verdict(self, run):
         """The sweep's answer first: each variant's % of the ceiling per level, and its knee."""
-        if run["meta"].get("mode") != self.name:
-            return None
         return report.verdict(run)
 
     def environment_rows(self, meta):
-        if meta.get("mode") != self.name:
-            return []
         labels = meta.get("variant_labels") or {}
         return [("sweep levels (wrk -c)", " ".join(map(str, meta.get("sweep") or []))),
                 ("sweep variants", "; ".join(f"`{v}` ({labels.get(v, v)})" for v in meta.get("sweep_variants") or [])),
                 ("sweep container (variants without @container)", meta.get("sweep_container", "?"))]
 
     def sections(self, run, ctx):
-        if run["meta"].get("mode") != self.name:
-            return []
         return [(10, report.sweep_section(run, ctx.charts))]
 
     def charts(self, run_dir, run, draw=False):
-        if run["meta"].get("mode") != self.name:
-            return []
         if draw and any(c["status"] == "ok" for c in run["cells"]):
             draw_charts(run_dir)
         return [(n, title) for n, title in CHARTS if (run_dir / "charts" / f"{n}.png").exists()]
 
     def closing_lines(self, run):
-        if run["meta"].get("mode") != self.name:
-            return []
         return ["== knee per variant (the first level below 95 % of its ceiling, or with errors):"] + [
             f"   {line}" for line in report.knee_lines(run)]
 
