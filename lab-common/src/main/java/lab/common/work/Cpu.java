@@ -6,6 +6,9 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 
+import javax.management.JMException;
+import javax.management.ObjectName;
+
 /**
  * {@code cpu=<N>us}: a fixed computation, the same number of iterations on every call, that costs
  * N µs of CPU on this machine. Inside it there is no call, no syscall and no allocation: a chain
@@ -15,20 +18,27 @@ import java.util.List;
  *
  * <p>How many iterations make N µs is measured once per JVM ({@link #calibration}), on a
  * platform thread of its own (a virtual thread has no CPU clock: {@code getCurrentThreadCpuTime}
- * is -1 there): {@value #WARM_CALLS} calls of {@value #WARM_ITERATIONS} iterations first, so that
- * the JIT compiles {@link #spin} as an ordinary method (C2's invocation threshold is 5,000 with
- * tiered compilation; it is compiled within ~40 ms here), then rounds of about {@value
- * #ROUND_NANOS} ns of thread CPU time ({@code ThreadMXBean.getCurrentThreadCpuTime},
- * CLOCK_THREAD_CPUTIME_ID on Linux): at least {@value #MIN_ROUNDS}, and on until the last
- * {@value #STABLE_ROUNDS} agree within {@value #STABLE_SPREAD} (a compilation that lands mid-way
- * makes the rounds after it faster than the ones before). The cost of one iteration is then the
- * median of the last {@value #MIN_ROUNDS} rounds (200 ms): in 8 fresh JVMs here it was within 3 %
- * (6 times within 1 %) of what a 200 ms run measured right after, while the fastest rounds were
- * 1-10 % below that, so a low percentile would have made the work too short;
- * and 40 rounds outlast a busy spell that 5 do not (a median of 5 rounds that agreed was once 7 %
- * slow: the box was busy for all 5). At most {@value #MAX_ROUNDS} rounds: a box so noisy that no
- * {@value #STABLE_ROUNDS} agree takes the median all the same and says so ({@link
- * Calibration#describe}).
+ * is -1 there):
+ * <ol>
+ *   <li>{@link #spin} runs until C2 has compiled it: {@value #WARM_CALLS} calls of {@value
+ *       #WARM_ITERATIONS} iterations (C2's invocation threshold is 5,000 with tiered compilation),
+ *       then on, asking HotSpot's {@code Compiler.codelist} (the DiagnosticCommand MBean, jcmd's
+ *       command) every few ms, until it lists {@code lab.common.work.Cpu.spin} at level 4 in use; at
+ *       most {@value #C2_WAIT_MS} ms. Measured, not assumed: in a JVM whose JIT is busy (a test JVM at
+ *       start, a 2-core box building) spin ran at tier 3 (C1 with profiling, 1.80 ns an iteration
+ *       here, against 1.45-1.55 for C2 and for C1 without profiling) for the whole of a calibration
+ *       that had waited only for its rounds to agree, and made the work 15 % short;</li>
+ *   <li>rounds of about {@value #ROUND_NANOS} ns of thread CPU time ({@code
+ *       ThreadMXBean.getCurrentThreadCpuTime}, CLOCK_THREAD_CPUTIME_ID on Linux), at least {@value
+ *       #MIN_ROUNDS}, and on until the medians of the two halves of the last {@value #MIN_ROUNDS} agree
+ *       within {@value #STABLE_SPREAD} (a compilation that lands mid-way is a step between them); at
+ *       most {@value #MAX_ROUNDS}: a box so noisy that they never agree takes the median all the same
+ *       and says so ({@link Calibration#describe});</li>
+ *   <li>the cost of one iteration is the median of those last {@value #MIN_ROUNDS} rounds (200 ms): in
+ *       8 fresh JVMs here it was within 3 % (6 times within 1 %) of what a 200 ms run measured right
+ *       after, while the fastest rounds were 1-10 % below that (so no low percentile), and 40 rounds
+ *       outlast a busy spell that 5 do not (a median of 5 rounds that agreed was once 7 % slow).</li>
+ * </ol>
  *
  * <p>What it cannot hold fixed: a computation's CPU time depends on the core it runs on. A
  * hyper-thread sibling busy with other work, another clock speed, or (in a VM) a host busy with
@@ -44,9 +54,11 @@ final class Cpu {
     static final int CHUNK = 1 << 16;
     static final long ROUND_NANOS = 5_000_000;
     static final int MIN_ROUNDS = 40;
-    static final int STABLE_ROUNDS = 5;
     static final double STABLE_SPREAD = 0.01;
     static final int MAX_ROUNDS = 400;
+    static final long C2_WAIT_MS = 10_000;
+    /** How {@code Compiler.codelist} names the method: {@code lab.common.work.Cpu.spin(JI)J}. */
+    private static final String SPIN = Cpu.class.getName() + ".spin(";
 
     /** Where each run's result goes, so that the JIT must compute it. Never 0 once read back by {@link #burn}. */
     private static volatile long sink = 0x9E3779B97F4A7C15L;
@@ -55,7 +67,7 @@ final class Cpu {
     private Cpu() {
     }
 
-    /** The cost of one iteration on this JVM: measured on first use (about 0.25 s), then kept. */
+    /** The cost of one iteration on this JVM: measured on first use (about 0.3 s, more while the JIT is busy), then kept. */
     static Calibration calibration() {
         Calibration known = calibration;
         if (known != null) return known;
@@ -91,10 +103,11 @@ final class Cpu {
      * @param nanosPerIteration the median of the last {@value #MIN_ROUNDS} rounds
      * @param rounds            how many rounds were measured
      * @param spread            (80th - 20th percentile) / median, over the same rounds
-     * @param stable            whether the last {@value #STABLE_ROUNDS} rounds agreed within {@value #STABLE_SPREAD}
+     * @param stable            whether their two halves agreed within {@value #STABLE_SPREAD}
+     * @param jit               what {@code Compiler.codelist} said of spin before the rounds
      * @param millis            the calibration's own wall time
      */
-    record Calibration(double nanosPerIteration, int rounds, double spread, boolean stable, long millis) {
+    record Calibration(double nanosPerIteration, int rounds, double spread, boolean stable, String jit, long millis) {
 
         /** The iterations that cost {@code micros} µs of CPU. */
         long iterationsFor(long micros) {
@@ -102,9 +115,9 @@ final class Cpu {
         }
 
         String describe() {
-            return String.format("%.3f ns of CPU per iteration (the median of the last %d of %d rounds of ~%d ms, 20th to 80th percentile %.2f %%%s; %d ms)",
-                    nanosPerIteration, Math.min(MIN_ROUNDS, rounds), rounds, ROUND_NANOS / 1_000_000, spread * 100,
-                    stable ? "" : "; the last " + STABLE_ROUNDS + " never agreed within " + STABLE_SPREAD * 100 + " %: the box is busy", millis);
+            return String.format("%.3f ns of CPU per iteration (%s; the median of the last %d of %d rounds of ~%d ms, 20th to 80th percentile %.2f %%%s; %d ms)",
+                    nanosPerIteration, jit, Math.min(MIN_ROUNDS, rounds), rounds, ROUND_NANOS / 1_000_000, spread * 100,
+                    stable ? "" : "; their halves never agreed within " + STABLE_SPREAD * 100 + " %: the box is busy", millis);
         }
     }
 
@@ -130,6 +143,43 @@ final class Cpu {
         return result[0];
     }
 
+    /**
+     * Runs {@link #spin} until HotSpot's {@code Compiler.codelist} lists it compiled by C2 (level 4,
+     * state 0: in use), at most {@value #C2_WAIT_MS} ms; says what it saw.
+     */
+    static String untilC2Compiled() {
+        long start = System.nanoTime();
+        long x = sink | 1;
+        for (int i = 0; i < WARM_CALLS; i++) x = spin(x, WARM_ITERATIONS);
+        try {
+            while (true) {
+                long ms = (System.nanoTime() - start) / 1_000_000;
+                if (compiledByC2()) return "spin compiled by C2 after " + ms + " ms";
+                if (ms > C2_WAIT_MS) return "spin NOT compiled by C2 within " + C2_WAIT_MS + " ms: the JIT is busy";
+                for (int i = 0; i < 5_000; i++) x = spin(x, WARM_ITERATIONS);   // ~7 ms
+            }
+        } catch (JMException | RuntimeException e) {
+            return "C2 not checked: no Compiler.codelist (" + e + ")";
+        } finally {
+            sink = x;
+        }
+    }
+
+    /** Whether {@code jcmd <pid> Compiler.codelist} lists spin at level 4 in use ({@code "id 4 0 lab.common.work.Cpu.spin(JI)J [...]"}). */
+    static boolean compiledByC2() throws JMException {
+        String list = (String) ManagementFactory.getPlatformMBeanServer().invoke(new ObjectName("com.sun.management:type=DiagnosticCommand"),
+                "compilerCodelist", new Object[] {null}, new String[] {String[].class.getName()});
+        for (String line : list.split("\n")) {
+            String[] fields = line.trim().split(" ");
+            if (fields.length > 3 && fields[3].startsWith(SPIN) && fields[1].equals("4") && fields[2].equals("0")) return true;
+        }
+        return false;
+    }
+
+    private static double median(List<Double> values) {
+        return sorted(values).get(values.size() / 2);
+    }
+
     private static List<Double> sorted(List<Double> values) {
         List<Double> copy = new ArrayList<>(values);
         Collections.sort(copy);
@@ -141,9 +191,7 @@ final class Cpu {
             throw new IllegalStateException("--work cpu= needs the thread CPU clock (ThreadMXBean.getCurrentThreadCpuTime)");
         }
         long start = System.nanoTime();
-        long x = sink | 1;
-        for (int i = 0; i < WARM_CALLS; i++) x = spin(x, WARM_ITERATIONS);
-        sink = x;
+        String jit = untilC2Compiled();
         long iterations = 1_000_000;
         List<Double> rates = new ArrayList<>();
         for (int round = 1; round <= MAX_ROUNDS; round++) {
@@ -154,13 +202,15 @@ final class Cpu {
             rates.add(rate);
             iterations = Math.max(CHUNK, Math.round(ROUND_NANOS / rate));
             if (round < MIN_ROUNDS) continue;
-            List<Double> last = sorted(rates.subList(rates.size() - STABLE_ROUNDS, rates.size()));
-            boolean stable = (last.get(STABLE_ROUNDS - 1) - last.get(0)) / last.get(STABLE_ROUNDS / 2) <= STABLE_SPREAD;
+            List<Double> window = rates.subList(rates.size() - MIN_ROUNDS, rates.size());
+            double first = median(window.subList(0, MIN_ROUNDS / 2));
+            double second = median(window.subList(MIN_ROUNDS / 2, MIN_ROUNDS));
+            boolean stable = Math.abs(second - first) / second <= STABLE_SPREAD;
             if (stable || round == MAX_ROUNDS) {
-                List<Double> window = sorted(rates.subList(rates.size() - MIN_ROUNDS, rates.size()));
-                double median = window.get(MIN_ROUNDS / 2);
-                double spread = (window.get(MIN_ROUNDS * 4 / 5) - window.get(MIN_ROUNDS / 5)) / median;
-                return new Calibration(median, round, spread, stable, (System.nanoTime() - start) / 1_000_000);
+                List<Double> all = sorted(window);
+                double median = all.get(MIN_ROUNDS / 2);
+                double spread = (all.get(MIN_ROUNDS * 4 / 5) - all.get(MIN_ROUNDS / 5)) / median;
+                return new Calibration(median, round, spread, stable, jit, (System.nanoTime() - start) / 1_000_000);
             }
         }
         throw new AssertionError("unreachable");
