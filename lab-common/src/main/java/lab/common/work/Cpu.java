@@ -20,14 +20,15 @@ import javax.management.ObjectName;
  * platform thread of its own (a virtual thread has no CPU clock: {@code getCurrentThreadCpuTime}
  * is -1 there):
  * <ol>
- *   <li>{@link #spin} runs until C2 has compiled it: {@value #WARM_CALLS} calls of {@value
- *       #WARM_ITERATIONS} iterations (C2's invocation threshold is 5,000 with tiered compilation),
- *       then on, asking HotSpot's {@code Compiler.codelist} (the DiagnosticCommand MBean, jcmd's
- *       command) every few ms, until it lists {@code lab.common.work.Cpu.spin} at level 4 in use; at
- *       most {@value #C2_WAIT_MS} ms. Measured, not assumed: in a JVM whose JIT is busy (a test JVM at
- *       start, a 2-core box building) spin ran at tier 3 (C1 with profiling, 1.80 ns an iteration
- *       here, against 1.45-1.55 for C2 and for C1 without profiling) for the whole of a calibration
- *       that had waited only for its rounds to agree, and made the work 15 % short;</li>
+ *   <li>{@link #burn} (and {@link #spin} in it) runs until C2 has compiled both, the code every
+ *       request then runs: {@value #WARM_CALLS} calls of {@value #WARM_ITERATIONS} iterations (C2's
+ *       invocation threshold is 5,000 with tiered compilation), then on, asking HotSpot's {@code
+ *       Compiler.codelist} (the DiagnosticCommand MBean, jcmd's command) every few ms, until it lists
+ *       both at level 4 in use; at most {@value #C2_WAIT_MS} ms. Measured, not assumed: in a JVM whose
+ *       JIT is busy (a test JVM at start, a 2-core box building) spin ran at tier 3 (C1 with profiling,
+ *       1.80 ns an iteration here, against 1.45-1.55 for C2 and for C1 without profiling) for the
+ *       whole of a calibration that had waited only for its rounds to agree, and made the work 15 %
+ *       short;</li>
  *   <li>rounds of about {@value #ROUND_NANOS} ns of thread CPU time ({@code
  *       ThreadMXBean.getCurrentThreadCpuTime}, CLOCK_THREAD_CPUTIME_ID on Linux), at least {@value
  *       #MIN_ROUNDS}, and on until the medians of the two halves of the last {@value #MIN_ROUNDS} agree
@@ -57,8 +58,9 @@ final class Cpu {
     static final double STABLE_SPREAD = 0.01;
     static final int MAX_ROUNDS = 400;
     static final long C2_WAIT_MS = 10_000;
-    /** How {@code Compiler.codelist} names the method: {@code lab.common.work.Cpu.spin(JI)J}. */
+    /** How {@code Compiler.codelist} names the methods: {@code lab.common.work.Cpu.spin(JI)J}, {@code ...burn(J)V}. */
     private static final String SPIN = Cpu.class.getName() + ".spin(";
+    private static final String BURN = Cpu.class.getName() + ".burn(";
 
     /** Where each run's result goes, so that the JIT must compute it. Never 0 once read back by {@link #burn}. */
     private static volatile long sink = 0x9E3779B97F4A7C15L;
@@ -149,29 +151,29 @@ final class Cpu {
      */
     static String untilC2Compiled() {
         long start = System.nanoTime();
-        long x = sink | 1;
-        for (int i = 0; i < WARM_CALLS; i++) x = spin(x, WARM_ITERATIONS);
+        for (int i = 0; i < WARM_CALLS; i++) burn(WARM_ITERATIONS);
         try {
             while (true) {
                 long ms = (System.nanoTime() - start) / 1_000_000;
-                if (compiledByC2()) return "spin compiled by C2 after " + ms + " ms";
-                if (ms > C2_WAIT_MS) return "spin NOT compiled by C2 within " + C2_WAIT_MS + " ms: the JIT is busy";
-                for (int i = 0; i < 5_000; i++) x = spin(x, WARM_ITERATIONS);   // ~7 ms
+                if (compiledByC2(SPIN) && compiledByC2(BURN)) return "burn and spin compiled by C2 after " + ms + " ms";
+                if (ms > C2_WAIT_MS) return "burn and spin NOT both compiled by C2 within " + C2_WAIT_MS + " ms: the JIT is busy";
+                for (int i = 0; i < 5_000; i++) burn(WARM_ITERATIONS);   // ~7 ms
             }
         } catch (JMException | RuntimeException e) {
             return "C2 not checked: no Compiler.codelist (" + e + ")";
-        } finally {
-            sink = x;
         }
     }
 
-    /** Whether {@code jcmd <pid> Compiler.codelist} lists spin at level 4 in use ({@code "id 4 0 lab.common.work.Cpu.spin(JI)J [...]"}). */
-    static boolean compiledByC2() throws JMException {
+    /**
+     * Whether {@code jcmd <pid> Compiler.codelist} lists {@code method} at level 4 in use (lines
+     * {@code "id level state lab.common.work.Cpu.spin(JI)J [...]"}, state 0 = in use).
+     */
+    static boolean compiledByC2(String method) throws JMException {
         String list = (String) ManagementFactory.getPlatformMBeanServer().invoke(new ObjectName("com.sun.management:type=DiagnosticCommand"),
                 "compilerCodelist", new Object[] {null}, new String[] {String[].class.getName()});
         for (String line : list.split("\n")) {
             String[] fields = line.trim().split(" ");
-            if (fields.length > 3 && fields[3].startsWith(SPIN) && fields[1].equals("4") && fields[2].equals("0")) return true;
+            if (fields.length > 3 && fields[3].startsWith(method) && fields[1].equals("4") && fields[2].equals("0")) return true;
         }
         return false;
     }
