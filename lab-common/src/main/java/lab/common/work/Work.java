@@ -18,13 +18,18 @@ import lab.common.stats.Stats;
  *       syscall and no allocation inside it ({@link Cpu});</li>
  *   <li>{@code alloc=<bytes>}: one {@code byte[]} whose size on the heap is {@code bytes} rounded up
  *       to the object alignment (8): its length is {@code bytes} less the array header ({@link
- *       #ARRAY_HEADER}: 16 bytes with compressed class pointers, the default). It escapes to a
+ *       #ARRAY_HEADER}: 16 bytes with compressed class pointers, the default; 12 with JDK 25's
+ *       -XX:+UseCompactObjectHeaders, 20 with -XX:-UseCompressedClassPointers: exact in all three,
+ *       and with G1, ZGC and Serial, measured). It escapes to a
  *       volatile field, so the JIT cannot scalar-replace it: the JVM's allocated-bytes counters
  *       ({@code getCurrentThreadAllocatedBytes}, /stats' {@code jvm.allocatedBytes}) grow by exactly
  *       that per run, and nothing else here allocates;</li>
  *   <li>{@code syscalls=<K>}: K calls of {@code FileOutputStream.write(int)} on /dev/null, opened once
  *       per JVM: each is one write(2) of one byte (JDK's io_util.c {@code writeSingle}), counted in
- *       {@code /proc/thread-self/io}'s {@code syscw}.</li>
+ *       {@code /proc/thread-self/io}'s {@code syscw}; on a virtual thread too with JDK 25, whose
+ *       {@code write(int)} is the native call alone. JDK 21's wraps it in {@code Blocker.begin/end},
+ *       which on a virtual thread may have the carrier pool compensate (a thread more, futex calls):
+ *       count syscalls on virtual threads with JDK 25.</li>
  * </ul>
  * In that order. With {@code stats}, {@link #run} also records the thread it ran on ({@link
  * Stats#workThread}), so /stats shows where the model ran the work ({@code "workThreads"}).
