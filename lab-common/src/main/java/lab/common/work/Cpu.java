@@ -33,12 +33,15 @@ import javax.management.ObjectName;
  *       ThreadMXBean.getCurrentThreadCpuTime}, CLOCK_THREAD_CPUTIME_ID on Linux), at least {@value
  *       #MIN_ROUNDS}, and on until the medians of the two halves of the last {@value #MIN_ROUNDS} agree
  *       within {@value #STABLE_SPREAD} (a compilation that lands mid-way is a step between them); at
- *       most {@value #MAX_ROUNDS}: a box so noisy that they never agree takes the median all the same
+ *       most {@value #MAX_ROUNDS}: a box so noisy that they never agree takes its rounds all the same
  *       and says so ({@link Calibration#describe});</li>
- *   <li>the cost of one iteration is the median of those last {@value #MIN_ROUNDS} rounds (200 ms): in
- *       8 fresh JVMs here it was within 3 % (6 times within 1 %) of what a 200 ms run measured right
- *       after, while the fastest rounds were 1-10 % below that (so no low percentile), and 40 rounds
- *       outlast a busy spell that 5 do not (a median of 5 rounds that agreed was once 7 % slow).</li>
+ *   <li>the cost of one iteration is the lowest median of {@value #WINDOW} rounds in a row (40 ms)
+ *       among all the rounds: a busy spell (this box is a 2-core VM shared with builds and benches)
+ *       only ever adds CPU time to the rounds it overlaps, and a median of 8 is not fooled by one
+ *       fast round. Against a 300 ms run measured right after, in 6 fresh JVMs (3 with two CPU hogs
+ *       running through the calibration), it was within 3.4 %; the median of the last 40 rounds
+ *       was up to 8.7 % high (a calibration that took it made cpu= 7 % short in a test), the
+ *       median of 5 rounds that agreed once 7 % high.</li>
  * </ol>
  *
  * <p>What it cannot hold fixed: a computation's CPU time depends on the core it runs on. A
@@ -55,6 +58,8 @@ final class Cpu {
     static final int CHUNK = 1 << 16;
     static final long ROUND_NANOS = 5_000_000;
     static final int MIN_ROUNDS = 40;
+    /** Rounds in a row whose median is one candidate for the cost of an iteration. */
+    static final int WINDOW = 8;
     static final double STABLE_SPREAD = 0.01;
     static final int MAX_ROUNDS = 400;
     static final long C2_WAIT_MS = 10_000;
@@ -102,9 +107,9 @@ final class Cpu {
     /**
      * The measurement: ns of thread CPU per iteration, with how it was reached.
      *
-     * @param nanosPerIteration the median of the last {@value #MIN_ROUNDS} rounds
+     * @param nanosPerIteration the lowest median of {@value #WINDOW} rounds in a row
      * @param rounds            how many rounds were measured
-     * @param spread            (80th - 20th percentile) / median, over the same rounds
+     * @param spread            (80th - 20th percentile) / median, over the last {@value #MIN_ROUNDS} rounds
      * @param stable            whether their two halves agreed within {@value #STABLE_SPREAD}
      * @param jit               what {@code Compiler.codelist} said of spin before the rounds
      * @param millis            the calibration's own wall time
@@ -117,8 +122,8 @@ final class Cpu {
         }
 
         String describe() {
-            return String.format("%.3f ns of CPU per iteration (%s; the median of the last %d of %d rounds of ~%d ms, 20th to 80th percentile %.2f %%%s; %d ms)",
-                    nanosPerIteration, jit, Math.min(MIN_ROUNDS, rounds), rounds, ROUND_NANOS / 1_000_000, spread * 100,
+            return String.format("%.3f ns of CPU per iteration (%s; the lowest median of %d rounds in a row of %d rounds of ~%d ms, the last %d within %.2f %% from 20th to 80th percentile%s; %d ms)",
+                    nanosPerIteration, jit, WINDOW, rounds, ROUND_NANOS / 1_000_000, Math.min(MIN_ROUNDS, rounds), spread * 100,
                     stable ? "" : "; their halves never agreed within " + STABLE_SPREAD * 100 + " %: the box is busy", millis);
         }
     }
@@ -178,8 +183,11 @@ final class Cpu {
         return false;
     }
 
-    private static double median(List<Double> values) {
-        return sorted(values).get(values.size() / 2);
+    /** The median; of an even number of values, the mean of the middle two. */
+    static double median(List<Double> values) {
+        List<Double> sorted = sorted(values);
+        int n = sorted.size();
+        return n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
     }
 
     private static List<Double> sorted(List<Double> values) {
@@ -209,10 +217,12 @@ final class Cpu {
             double second = median(window.subList(MIN_ROUNDS / 2, MIN_ROUNDS));
             boolean stable = Math.abs(second - first) / second <= STABLE_SPREAD;
             if (stable || round == MAX_ROUNDS) {
-                List<Double> all = sorted(window);
-                double median = all.get(MIN_ROUNDS / 2);
-                double spread = (all.get(MIN_ROUNDS * 4 / 5) - all.get(MIN_ROUNDS / 5)) / median;
-                return new Calibration(median, round, spread, stable, jit, (System.nanoTime() - start) / 1_000_000);
+                List<Double> last = sorted(window);
+                double median = last.get(MIN_ROUNDS / 2);
+                double spread = (last.get(MIN_ROUNDS * 4 / 5) - last.get(MIN_ROUNDS / 5)) / median;
+                double quietest = Double.MAX_VALUE;
+                for (int i = 0; i + WINDOW <= rates.size(); i++) quietest = Math.min(quietest, median(rates.subList(i, i + WINDOW)));
+                return new Calibration(quietest, round, spread, stable, jit, (System.nanoTime() - start) / 1_000_000);
             }
         }
         throw new AssertionError("unreachable");

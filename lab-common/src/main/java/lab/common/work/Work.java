@@ -39,7 +39,7 @@ public final class Work {
     /** {@code byte[]}'s header in bytes: where its elements start ({@code Unsafe.ARRAY_BYTE_BASE_OFFSET}). */
     public static final int ARRAY_HEADER = arrayHeader();
 
-    private static final Work NONE = new Work(WorkSpec.NONE, null, 0, -1);
+    private static final Work NONE = new Work(WorkSpec.NONE, null, null, -1);
 
     /** Each run's array goes here: it escapes, so it is really allocated. */
     private static volatile byte[] sink;
@@ -47,12 +47,14 @@ public final class Work {
     private final WorkSpec spec;
     private final Stats stats;
     private final long cpuIterations;
+    private final Cpu.Calibration calibration;
     private final int allocLength;
 
-    private Work(WorkSpec spec, Stats stats, long cpuIterations, int allocLength) {
+    private Work(WorkSpec spec, Stats stats, Cpu.Calibration calibration, int allocLength) {
         this.spec = spec;
         this.stats = stats;
-        this.cpuIterations = cpuIterations;
+        this.calibration = calibration;
+        this.cpuIterations = calibration == null ? 0 : calibration.iterationsFor(spec.cpuMicros());
         this.allocLength = allocLength;
     }
 
@@ -64,9 +66,13 @@ public final class Work {
     /** The same, recording in {@code stats} the thread each run ran on (null: not recorded). */
     public static Work of(WorkSpec spec, Stats stats) {
         if (spec.none()) return NONE;
-        long iterations = spec.cpuMicros() == 0 ? 0 : Cpu.calibration().iterationsFor(spec.cpuMicros());
+        return of(spec, stats, spec.cpuMicros() == 0 ? null : Cpu.calibration());
+    }
+
+    /** With a calibration of its own (tests: one just made, against the JVM's one made at its start). */
+    static Work of(WorkSpec spec, Stats stats, Cpu.Calibration calibration) {
         if (spec.syscalls() > 0) DevNull.open();
-        return new Work(spec, stats, iterations, spec.allocBytes() == 0 ? -1 : spec.allocBytes() - ARRAY_HEADER);
+        return new Work(spec, stats, spec.cpuMicros() == 0 ? null : calibration, spec.allocBytes() == 0 ? -1 : spec.allocBytes() - ARRAY_HEADER);
     }
 
     /** Does the work, once: call it where the model's code runs after the remote call returned. */
@@ -96,7 +102,7 @@ public final class Work {
         StringBuilder line = new StringBuilder("work: " + spec + " per request, after the remote call returns, on the model's thread:");
         if (cpuIterations > 0) {
             line.append(" cpu=").append(spec.cpuMicros()).append("us is ").append(cpuIterations)
-                    .append(" xorshift iterations at ").append(Cpu.calibration().describe()).append(';');
+                    .append(" xorshift iterations at ").append(calibration.describe()).append(';');
         }
         if (allocLength >= 0) {
             line.append(" alloc=").append(spec.allocBytes()).append(" is one byte[").append(allocLength).append("] (header ")
