@@ -15,6 +15,7 @@ import lab.common.Filler;
 import lab.common.Replies;
 import lab.common.SpringMvc;
 import lab.common.outbound.Remote;
+import lab.common.work.Work;
 
 /**
  * Spring MVC async: returning a {@link CompletableFuture} makes the DispatcherServlet call
@@ -28,9 +29,11 @@ import lab.common.outbound.Remote;
 public class CallController {
 
     private final Remote remote;
+    private final Work work;
 
     public CallController(Remote remote) {
         this.remote = remote;
+        this.work = remote.work();
     }
 
     @GetMapping("/call")
@@ -54,9 +57,11 @@ public class CallController {
         } catch (IllegalArgumentException e) {
             return CompletableFuture.completedFuture(reply(400, e.getMessage()));
         }
-        return remote.callAsync(parsed).handle((body, failure) -> failure == null
-                ? reply(200, Replies.answer(body, bytesRead), filler)
-                : reply(Remote.statusFor(failure), Remote.reasonFor(failure)));
+        return remote.callAsync(parsed).handle((body, failure) -> {
+            if (failure != null) return reply(Remote.statusFor(failure), Remote.reasonFor(failure));
+            work.run(); // --work: where the future completes (a client-N thread), before Spring's dispatch
+            return reply(200, Replies.answer(body, bytesRead), filler);
+        });
     }
 
     private static ResponseEntity<Resource> reply(int status, String text) {

@@ -11,6 +11,7 @@ import jakarta.servlet.http.HttpServletResponse;
 import lab.common.Filler;
 import lab.common.Replies;
 import lab.common.outbound.Remote;
+import lab.common.work.Work;
 
 /**
  * Servlet 3.0 async: {@code startAsync()}, then the client's callback writes the answer and
@@ -21,9 +22,11 @@ import lab.common.outbound.Remote;
 public final class CallServlet extends HttpServlet {
 
     private final transient Remote remote;
+    private final transient Work work;
 
     public CallServlet(Remote remote) {
         this.remote = remote;
+        this.work = remote.work();
     }
 
     @Override
@@ -52,6 +55,7 @@ public final class CallServlet extends HttpServlet {
         remote.callAsync(ms).whenComplete((body, failure) -> {
             try {
                 if (failure == null) {
+                    work.run(); // --work: on the callback's thread, which completes the request
                     Replies.send(response, 200, Replies.answer(body, bytesRead), filler);
                 } else {
                     Replies.send(response, Remote.statusFor(failure), Remote.reasonFor(failure));

@@ -13,6 +13,7 @@ import jakarta.servlet.http.HttpServletResponse;
 import lab.common.Fanout;
 import lab.common.Replies;
 import lab.common.outbound.Remote;
+import lab.common.work.Work;
 
 /**
  * Async fan-out: N {@code sendAsync} calls start at once and no thread waits for any of them;
@@ -22,10 +23,12 @@ import lab.common.outbound.Remote;
 public final class AsyncFanoutServlet extends HttpServlet {
 
     private final transient Remote remote;
+    private final transient Work work;
     private final String app;
 
     AsyncFanoutServlet(Remote remote, String app) {
         this.remote = remote;
+        this.work = remote.work();
         this.app = app;
     }
 
@@ -41,6 +44,7 @@ public final class AsyncFanoutServlet extends HttpServlet {
         AsyncContext async = request.startAsync();
         fanout(fanout).thenAccept(tally -> {
             try {
+                work.run(); // --work: on the last answer's callback thread (client-N), which writes the reply
                 Replies.send(response, tally.status(), Fanout.answer(app, fanout, tally));
             } catch (IOException | IllegalStateException e) {
                 // The client went away, or the container ended the request (async timeout).

@@ -15,6 +15,7 @@ import jakarta.servlet.http.HttpServletResponse;
 import lab.common.Fanout;
 import lab.common.Replies;
 import lab.common.outbound.Remote;
+import lab.common.work.Work;
 
 /**
  * Blocking fan-out: each of the N calls blocks the thread that runs it, and the request thread
@@ -25,11 +26,13 @@ import lab.common.outbound.Remote;
 public final class BlockingFanoutServlet extends HttpServlet {
 
     private final transient Remote remote;
+    private final transient Work work;
     private final String app;
     private final transient Executor executor;
 
     BlockingFanoutServlet(Remote remote, String app, Executor executor) {
         this.remote = remote;
+        this.work = remote.work();
         this.app = app;
         this.executor = executor;
     }
@@ -44,6 +47,7 @@ public final class BlockingFanoutServlet extends HttpServlet {
             return;
         }
         Fanout.Tally tally = fanout(fanout);
+        work.run(); // --work: on this request thread, once its N calls are done
         Replies.send(response, tally.status(), Fanout.answer(app, fanout, tally));
     }
 

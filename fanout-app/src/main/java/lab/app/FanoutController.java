@@ -14,6 +14,7 @@ import lab.common.Fanout;
 import lab.common.config.LabConfig;
 import lab.common.outbound.JdkConnector;
 import lab.common.outbound.Remote;
+import lab.common.work.Work;
 
 /**
  * WebFlux fan-out: {@code Flux.flatMap(call, C)} keeps at most C calls in flight, so N calls take
@@ -25,12 +26,14 @@ import lab.common.outbound.Remote;
 public class FanoutController {
 
     private final Remote remote;
+    private final Work work;
     private final String app;
     private final int concurrency;
     private final WebClient client;
 
     public FanoutController(Remote remote, LabConfig config) {
         this.remote = remote;
+        this.work = remote.work();
         this.app = config.app();
         this.concurrency = config.fanoutConcurrency();
         // The shared client, its timeout, and nothing left behind by a call cancelled mid-answer.
@@ -46,7 +49,10 @@ public class FanoutController {
         } catch (IllegalArgumentException e) {
             return Mono.just(reply(400, e.getMessage()));
         }
-        return fanout(fanout).map(tally -> reply(tally.status(), Fanout.answer(app, fanout, tally)));
+        return fanout(fanout).map(tally -> {
+            work.run(); // --work: on the thread that delivered the last call's answer (the chain runs there)
+            return reply(tally.status(), Fanout.answer(app, fanout, tally));
+        });
     }
 
     private Mono<Fanout.Tally> fanout(Fanout.Request request) {

@@ -13,6 +13,7 @@ import jakarta.servlet.http.HttpServletResponse;
 import lab.common.Fanout;
 import lab.common.Replies;
 import lab.common.outbound.Remote;
+import lab.common.work.Work;
 
 /**
  * The "921x faster" measurement error, on purpose: N {@code runAsync} calls handed to the pool
@@ -23,6 +24,7 @@ import lab.common.outbound.Remote;
 public final class FireAndForgetServlet extends HttpServlet {
 
     private final transient Remote remote;
+    private final transient Work work;
     private final String app;
     private final transient ExecutorService pool;
     private final transient AtomicReference<Run> last = new AtomicReference<>();
@@ -31,6 +33,7 @@ public final class FireAndForgetServlet extends HttpServlet {
 
     FireAndForgetServlet(Remote remote, String app, ExecutorService pool) {
         this.remote = remote;
+        this.work = remote.work();
         this.app = app;
         this.pool = pool;
         remote.stats().backgroundOf(handedOff::get);
@@ -100,6 +103,9 @@ public final class FireAndForgetServlet extends HttpServlet {
         void done(Fanout.Call call) {
             (call.failure() == null ? ok : failed).incrementAndGet();
             if (finished.incrementAndGet() == request.n()) {
+                // --work: where this model's code goes on once the calls are done: on the pool thread
+                // that ended the last one, long after the answer (counted in "background" until done)
+                work.run();
                 finishedMs = request.elapsedMs();
                 System.out.println("fanout: " + app + " " + this);
             }

@@ -28,6 +28,7 @@ import kotlinx.coroutines.launch
 import lab.common.Fanout
 import lab.common.Replies
 import lab.common.outbound.Remote
+import lab.common.work.Work
 
 /**
  * Coroutine fan-out on a dispatcher of K named threads. The container thread starts the request
@@ -42,6 +43,7 @@ class FanoutServlet(
     private val concurrency: Int,
 ) : HttpServlet() {
 
+    private val work: Work = remote.work()
     private val dispatcher = Executors.newFixedThreadPool(threads, named()).asCoroutineDispatcher()
     private val scope = CoroutineScope(dispatcher + SupervisorJob())
 
@@ -56,6 +58,7 @@ class FanoutServlet(
         scope.launch { // this container thread returns now; a dispatcher thread carries on
             try {
                 val tally = fanout(fanout)
+                work.run() // --work: on the dispatcher thread the coroutine resumed on, once the N calls are done
                 Replies.send(response, tally.status(), Fanout.answer(app, fanout, tally))
             } catch (e: IOException) {
                 // The client went away: nothing left to tell anyone.

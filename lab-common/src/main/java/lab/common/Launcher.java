@@ -90,6 +90,7 @@ public final class Launcher implements AutoCloseable {
             System.err.println(lab.stop());
         }, "shutdown"));
         System.out.println(lab.describe());
+        if (!config.work().none()) System.out.println(lab.remote.work().describe());
     }
 
     /**
@@ -141,6 +142,8 @@ public final class Launcher implements AutoCloseable {
                 + " listen=http://" + config.host() + ":" + port() + endpoint.path()
                 + (endpoint.path().equals("/call") ? " (bytes<=" + Filler.MAX + ", filler chunks of " + Filler.CHUNK + ")" : "")
                 + (endpoint.limits().isEmpty() ? "" : " [" + endpoint.limits() + "]")
+                // --work only: without it the line is the one the bench and its fixtures know
+                + (config.work().none() ? "" : " work=" + config.work())
                 + " admin=http://" + config.host() + ":" + adminPort() + "/stats"
                 + " " + Profiler.describe()
                 + (config.db() == null ? " remote=" + config.remote() : " backend=postgres db=" + config.db().url())

@@ -10,7 +10,8 @@
  *   <li>{@code outbound}: {@code Remote}, the one seam to the backend, and the HTTP clients behind it;</li>
  *   <li>{@code db}: the same seam on PostgreSQL ({@code --backend postgres});</li>
  *   <li>{@code admin}: the admin port ({@code /stats}, {@code /pool}, {@code /profile});</li>
- *   <li>{@code profile}: the CPU profiler it drives.</li>
+ *   <li>{@code profile}: the CPU profiler it drives;</li>
+ *   <li>{@code work}: {@code --work}, what each request does of its own after the remote call returns.</li>
  * </ul>
  */
 package lab.common;

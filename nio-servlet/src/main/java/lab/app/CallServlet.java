@@ -14,6 +14,7 @@ import jakarta.servlet.http.HttpServletResponse;
 import lab.common.Filler;
 import lab.common.Replies;
 import lab.common.outbound.Remote;
+import lab.common.work.Work;
 
 /**
  * Servlet 3.1: {@code startAsync()}; the POST body arrives through a {@link ReadListener} (bytes
@@ -23,9 +24,11 @@ import lab.common.outbound.Remote;
 public final class CallServlet extends HttpServlet {
 
     private final transient Remote remote;
+    private final transient Work work;
 
     public CallServlet(Remote remote) {
         this.remote = remote;
+        this.work = remote.work();
     }
 
     @Override
@@ -80,6 +83,7 @@ public final class CallServlet extends HttpServlet {
         // next request on that keep-alive connection too: application code outside the pool.
         remote.callAsync(ms).whenComplete((body, failure) -> async.start(() -> {
             if (failure == null) {
+                work.run(); // --work: on the container thread start() handed the answer to
                 write(async, 200, Replies.answer(body, bytesRead), filler);
             } else {
                 write(async, Remote.statusFor(failure), Remote.reasonFor(failure), 0);

@@ -14,6 +14,7 @@ import lab.common.Replies;
 import lab.common.SpringMvc;
 import lab.common.outbound.Clients;
 import lab.common.outbound.Remote;
+import lab.common.work.Work;
 
 /**
  * Spring MVC, blocking: the backend through {@link Clients#blocking} — RestClient on the lab's
@@ -26,10 +27,12 @@ import lab.common.outbound.Remote;
 public class CallController {
 
     private final Remote remote;
+    private final Work work;
     private final Clients.Blocking client;
 
     public CallController(Remote remote) {
         this.remote = remote;
+        this.work = remote.work();
         this.client = Clients.blocking(remote);
     }
 
@@ -57,6 +60,7 @@ public class CallController {
         try {
             String body = client.call(parsed); // blocks this thread
             remote.stats().clientThread();
+            work.run(); // --work: on this request thread, now the answer is here
             return reply(200, Replies.answer(body, bytesRead), filler);
         } catch (RuntimeException e) {
             return reply(Remote.statusFor(e), Remote.reasonFor(e));

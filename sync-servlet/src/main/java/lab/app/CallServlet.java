@@ -10,6 +10,7 @@ import jakarta.servlet.http.HttpServletResponse;
 import lab.common.Filler;
 import lab.common.Replies;
 import lab.common.outbound.Remote;
+import lab.common.work.Work;
 
 /**
  * A plain blocking servlet: the request thread is held for the whole remote call, and for every
@@ -18,9 +19,11 @@ import lab.common.outbound.Remote;
 public final class CallServlet extends HttpServlet {
 
     private final transient Remote remote;
+    private final transient Work work;
 
     public CallServlet(Remote remote) {
         this.remote = remote;
+        this.work = remote.work();
     }
 
     @Override
@@ -55,6 +58,7 @@ public final class CallServlet extends HttpServlet {
             Replies.send(response, Remote.statusFor(e), Remote.reasonFor(e));
             return;
         }
+        work.run(); // --work: on this container thread, now the answer is here
         try {
             Replies.send(response, 200, Replies.answer(body, bytesRead), filler); // and waits for a slow reader
         } catch (IOException e) {

@@ -18,6 +18,7 @@ import lab.common.Filler;
 import lab.common.Replies;
 import lab.common.outbound.Clients;
 import lab.common.outbound.Remote;
+import lab.common.work.Work;
 
 /**
  * WebFlux: a {@link Mono} from the backend through {@link Clients#reactive} — WebClient on the
@@ -32,10 +33,12 @@ import lab.common.outbound.Remote;
 public class CallController {
 
     private final Remote remote;
+    private final Work work;
     private final Clients.Reactive client;
 
     public CallController(Remote remote) {
         this.remote = remote;
+        this.work = remote.work();
         // The lab's client, its timeout, and (JDK) nothing left behind by a call cancelled mid-answer.
         this.client = Clients.reactive(remote);
     }
@@ -72,7 +75,10 @@ public class CallController {
         }
         return client.call(parsed)
                 .doOnNext(body -> remote.stats().clientThread())
-                .map(body -> reply(200, Replies.answer(body, bytesRead), filler))
+                .map(body -> {
+                    work.run(); // --work: on the thread that delivered the answer (the chain runs there)
+                    return reply(200, Replies.answer(body, bytesRead), filler);
+                })
                 .onErrorResume(failure -> Mono.just(reply(Remote.statusFor(failure), Remote.reasonFor(failure))));
     }
 

@@ -31,6 +31,8 @@ import lab.common.stats.Admission;
  *                          context with {@code maxRequestCount} N; 0 = off, the default ({@code JettyContainer})
  * @param qosSuspended      {@code --qos-suspended M}: the QoSHandler's {@code maxSuspendedRequestCount}
  *                          (default {@value #DEFAULT_QOS_SUSPENDED}, Jetty's); beyond it, 503
+ * @param work              {@code --work SPEC}: what each request does of its own after the remote call
+ *                          returns, on the model's thread ({@link WorkSpec}); {@link WorkSpec#NONE}, the default
  */
 public record LabConfig(
         String app,
@@ -54,7 +56,8 @@ public record LabConfig(
         int maxInFlight,
         int containerQueue,
         int qos,
-        int qosSuspended) {
+        int qosSuspended,
+        WorkSpec work) {
 
     public static final String USAGE = """
             Usage: java -jar <module>.jar [--app ID] --container jetty|tomcat|netty --threads N|vN --port P --admin-port A
@@ -76,7 +79,11 @@ public record LabConfig(
                    [--db-query sleep|rows] [--db-executor-threads 10] [--db-sleep-ms 1000 (sleep without ?ms=)]
                    --backend postgres needs --db-url (user default lab), not --remote. --db-driver default: jdbc for
                    sync-servlet and sync-mvc (only jdbc), r2dbc for async-servlet, async-mvc, nio-servlet (or
-                   jdbc-executor-trap) and webflux (or jdbc-elastic); the fan-out apps take no database.""";
+                   jdbc-executor-trap) and webflux (or jdbc-elastic); the fan-out apps take no database.
+                   [--work "cpu=500us alloc=65536 syscalls=10" (default: none)]: per request, after the remote call
+                   returns, on the thread where the model runs its code: a fixed computation of that much CPU
+                   (cpu=<N>us|ms, up to 1000ms), a heap allocation (alloc=<bytes>, 64..67108864), K one-byte
+                   writes to /dev/null (syscalls=<K>, up to 10000). Words space- or comma-separated, each once.""";
 
     /** The servlet containers: every app runs on both. */
     public static final List<String> CONTAINERS = List.of("jetty", "tomcat");
@@ -106,7 +113,7 @@ public record LabConfig(
     /**
      * Parses flags; throws {@link IllegalArgumentException} with a one-line reason on bad input. Each
      * concern has a small parser of its own ({@link ServerFlags}, {@link ClientFlags}, {@link FanoutFlags},
-     * {@link DbFlags}, {@link LimitFlags}): it reads its flags, checking each value as it comes, and
+     * {@link DbFlags}, {@link LimitFlags}, {@link WorkFlags}): it reads its flags, checking each value as it comes, and
      * knows its defaults; the checks across them are called here, in an order that decides which
      * mistake a command line with several is told about first.
      */
@@ -116,12 +123,13 @@ public record LabConfig(
         FanoutFlags fanout = new FanoutFlags();
         DbFlags db = new DbFlags();
         LimitFlags limits = new LimitFlags();
+        WorkFlags work = new WorkFlags();
         for (int i = 0; i < args.length; i++) {
             String flag = args[i];
             if (i + 1 >= args.length) throw new IllegalArgumentException("missing value for " + flag);
             String value = args[++i];
             boolean known = server.take(flag, value) || client.take(flag, value) || fanout.take(flag, value)
-                    || db.take(flag, value) || limits.take(flag, value);
+                    || db.take(flag, value) || limits.take(flag, value) || work.take(flag, value);
             if (!known) throw new IllegalArgumentException("unknown option " + flag);
         }
         server.requireGiven();
@@ -135,7 +143,7 @@ public record LabConfig(
         return new LabConfig(server.app, server.container, server.threads, server.virtual, server.host, server.port,
                 server.adminPort, client.remote, client.timeoutMs, client.connectTimeoutMs, client.maxConnections,
                 client.executorThreads, server.acceptQueue, fanout.pool, fanout.concurrency, server.shutdownGraceMs,
-                client.client, dbConfig, limits.maxInFlight, limits.containerQueue, limits.qos, limits.qosSuspended);
+                client.client, dbConfig, limits.maxInFlight, limits.containerQueue, limits.qos, limits.qosSuspended, work.work);
     }
 
     /**
@@ -173,7 +181,7 @@ public record LabConfig(
             int clientExecutorThreads, int acceptQueue) {
         this(app, container, threads, virtualThreads, host, port, adminPort, remote, clientTimeoutMs,
                 clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue, 10, 16,
-                DEFAULT_SHUTDOWN_GRACE_MS, JDK, null, 0, 0, 0, DEFAULT_QOS_SUSPENDED);
+                DEFAULT_SHUTDOWN_GRACE_MS, JDK, null, 0, 0, 0, DEFAULT_QOS_SUSPENDED, WorkSpec.NONE);
     }
 
     /** {@code N} or {@code vN}, N in 1..10000. */
@@ -199,46 +207,46 @@ public record LabConfig(
     public LabConfig withVirtualThreads() {
         return new LabConfig(app, container, threads, true, host, port, adminPort, remote,
                 clientTimeoutMs, clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue,
-                fanoutPool, fanoutConcurrency, shutdownGraceMs, client, db, maxInFlight, containerQueue, qos, qosSuspended);
+                fanoutPool, fanoutConcurrency, shutdownGraceMs, client, db, maxInFlight, containerQueue, qos, qosSuspended, work);
     }
 
     public LabConfig withClientTimeoutMs(int ms) {
         return new LabConfig(app, container, threads, virtualThreads, host, port, adminPort, remote,
                 ms, clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue,
-                fanoutPool, fanoutConcurrency, shutdownGraceMs, client, db, maxInFlight, containerQueue, qos, qosSuspended);
+                fanoutPool, fanoutConcurrency, shutdownGraceMs, client, db, maxInFlight, containerQueue, qos, qosSuspended, work);
     }
 
     public LabConfig withFanout(int pool, int concurrency) {
         return new LabConfig(app, container, threads, virtualThreads, host, port, adminPort, remote, clientTimeoutMs,
                 clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue, pool, concurrency,
-                shutdownGraceMs, client, db, maxInFlight, containerQueue, qos, qosSuspended);
+                shutdownGraceMs, client, db, maxInFlight, containerQueue, qos, qosSuspended, work);
     }
 
     public LabConfig withShutdownGraceMs(int ms) {
         return new LabConfig(app, container, threads, virtualThreads, host, port, adminPort, remote, clientTimeoutMs,
                 clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue, fanoutPool,
-                fanoutConcurrency, ms, client, db, maxInFlight, containerQueue, qos, qosSuspended);
+                fanoutConcurrency, ms, client, db, maxInFlight, containerQueue, qos, qosSuspended, work);
     }
 
     /** The same on another outbound client ({@code --client}). */
     public LabConfig withClient(String name) {
         return new LabConfig(app, container, threads, virtualThreads, host, port, adminPort, remote, clientTimeoutMs,
                 clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue, fanoutPool,
-                fanoutConcurrency, shutdownGraceMs, oneOf("--client", name, CLIENTS), db, maxInFlight, containerQueue, qos, qosSuspended);
+                fanoutConcurrency, shutdownGraceMs, oneOf("--client", name, CLIENTS), db, maxInFlight, containerQueue, qos, qosSuspended, work);
     }
 
     /** The same with {@code --client-max-connections n} (0 = no cap). */
     public LabConfig withClientMaxConnections(int n) {
         return new LabConfig(app, container, threads, virtualThreads, host, port, adminPort, remote, clientTimeoutMs,
                 clientConnectTimeoutMs, n, clientExecutorThreads, acceptQueue, fanoutPool,
-                fanoutConcurrency, shutdownGraceMs, client, db, maxInFlight, containerQueue, qos, qosSuspended);
+                fanoutConcurrency, shutdownGraceMs, client, db, maxInFlight, containerQueue, qos, qosSuspended, work);
     }
 
     /** The same on {@code --backend postgres} with {@code db} (null: the HTTP backend). */
     public LabConfig withDb(DbConfig db) {
         return new LabConfig(app, container, threads, virtualThreads, host, port, adminPort, remote, clientTimeoutMs,
                 clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue, fanoutPool,
-                fanoutConcurrency, shutdownGraceMs, client, db, maxInFlight, containerQueue, qos, qosSuspended);
+                fanoutConcurrency, shutdownGraceMs, client, db, maxInFlight, containerQueue, qos, qosSuspended, work);
     }
 
     /** The same with {@code --max-in-flight n} (0 = no limit). */
@@ -246,7 +254,7 @@ public record LabConfig(
         return new LabConfig(app, container, threads, virtualThreads, host, port, adminPort, remote, clientTimeoutMs,
                 clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue, fanoutPool,
                 fanoutConcurrency, shutdownGraceMs, client, db, intIn("--max-in-flight", String.valueOf(n), 0, MAX_IN_FLIGHT),
-                containerQueue, qos, qosSuspended);
+                containerQueue, qos, qosSuspended, work);
     }
 
     /** The same with {@code --container-queue n} (0 = unbounded); refused where {@link #parse} refuses it. */
@@ -256,7 +264,7 @@ public record LabConfig(
         if (refused != null) throw new IllegalArgumentException(refused);
         return new LabConfig(app, container, threads, virtualThreads, host, port, adminPort, remote, clientTimeoutMs,
                 clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue, fanoutPool,
-                fanoutConcurrency, shutdownGraceMs, client, db, maxInFlight, queue, qos, qosSuspended);
+                fanoutConcurrency, shutdownGraceMs, client, db, maxInFlight, queue, qos, qosSuspended, work);
     }
 
     /** The same with {@code --qos n --qos-suspended suspended} (n = 0: off); refused where {@link #parse} refuses it. */
@@ -267,7 +275,14 @@ public record LabConfig(
         if (refused != null) throw new IllegalArgumentException(refused);
         return new LabConfig(app, container, threads, virtualThreads, host, port, adminPort, remote, clientTimeoutMs,
                 clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue, fanoutPool,
-                fanoutConcurrency, shutdownGraceMs, client, db, maxInFlight, containerQueue, limit, waiting);
+                fanoutConcurrency, shutdownGraceMs, client, db, maxInFlight, containerQueue, limit, waiting, work);
+    }
+
+    /** The same with {@code --work} ({@link WorkSpec#NONE}: no work). */
+    public LabConfig withWork(WorkSpec spec) {
+        return new LabConfig(app, container, threads, virtualThreads, host, port, adminPort, remote, clientTimeoutMs,
+                clientConnectTimeoutMs, clientMaxConnections, clientExecutorThreads, acceptQueue, fanoutPool,
+                fanoutConcurrency, shutdownGraceMs, client, db, maxInFlight, containerQueue, qos, qosSuspended, spec);
     }
 
     /** {@code --threads} as given: {@code 200} or {@code v1}. */

@@ -17,6 +17,7 @@ import lab.common.db.DbFailure;
 import lab.common.db.JdbcOutbound;
 import lab.common.db.R2dbcOutbound;
 import lab.common.stats.Stats;
+import lab.common.work.Work;
 
 /**
  * The one outbound seam every variant calls the remote through. {@code --client} picks the client
@@ -30,6 +31,9 @@ import lab.common.stats.Stats;
  * or {@link #callAsync} (a future completed by the client's callback), MVC a RestClient and WebFlux
  * a WebClient on the same client ({@link Clients}). The error mapping is the same for all three:
  * refused → 502 at once, too slow → 504, not 200 → {@link RemoteStatusException} (502).
+ *
+ * <p>It also holds {@code --work} ({@link #work}): what each model runs after the call returns, on
+ * the thread where its code goes on; here because every model's code already holds this object.
  */
 public final class Remote implements AutoCloseable {
 
@@ -39,12 +43,14 @@ public final class Remote implements AutoCloseable {
     private final LabConfig config;
     private final Stats stats;
     private final Outbound out;
+    private final Work work;
     /** Calls started and not yet answered, through any API (counted for the clients without a shutdown that knows). */
     private final AtomicInteger callsInFlight = new AtomicInteger();
 
     public Remote(LabConfig config, Stats stats) {
         this.config = config;
         this.stats = stats;
+        this.work = Work.of(config.work(), stats);
         // Only the chosen client's classes load: a module without Reactor Netty or Jetty's client
         // (the fan-out apps) never touches them.
         // --backend postgres: the database behind the same two calls. Only the chosen driver's
@@ -90,6 +96,14 @@ public final class Remote implements AutoCloseable {
 
     public Stats stats() {
         return stats;
+    }
+
+    /**
+     * {@code --work}: each app calls {@code work().run()} once per answered request, after the backend's
+     * answer arrived, on the thread where the model runs its code then (a no-op without the flag).
+     */
+    public Work work() {
+        return work;
     }
 
     /** {@code {remote}/sleep[?ms=N]}; {@code ms} is validated with {@link #parseMs} first. */

@@ -44,6 +44,10 @@ public final class Stats {
     private final AtomicLong errors = new AtomicLong();
     private final Set<String> handlerThreads = ConcurrentHashMap.newKeySet();
     private final Set<String> clientThreads = ConcurrentHashMap.newKeySet();
+    /** {@code --work}: the threads it ran on ({@link #workThread}); absent from /stats without it. */
+    private final Set<String> workThreads = ConcurrentHashMap.newKeySet();
+    /** The {@link #generation} in which a virtual thread last recorded its (folded) name in {@link #workThreads}. */
+    private final AtomicLong virtualWorkRecorded = new AtomicLong(-1);
     private final Set<String> carrierThreads = ConcurrentHashMap.newKeySet();
     private final AtomicLong virtualThreads = new AtomicLong();
     /** Bumped by {@link #reset}: a virtual thread counted before a reset counts again after it. */
@@ -97,6 +101,23 @@ public final class Stats {
     /** Call where the HTTP client's completion callback runs. */
     public void clientThread() {
         clientThreads.add(threadName());
+    }
+
+    /**
+     * Call where {@code --work} runs (lab.common.work.Work, after the remote call returned): the thread
+     * the model ran it on, for /stats' {@code "workThreads"}. Costs no allocation on a platform thread
+     * (its name is kept as it is), so that {@code alloc=} stays exact; a virtual thread's name is
+     * folded by a regex that does allocate, so one virtual thread per {@link #reset} records it (they
+     * fold to the same name: the container's, or {@code virtual}).
+     */
+    public void workThread() {
+        Thread thread = Thread.currentThread();
+        if (!VirtualThreads.isVirtual(thread)) {
+            workThreads.add(thread.getName());
+            return;
+        }
+        long now = generation.get();
+        if (virtualWorkRecorded.get() != now && virtualWorkRecorded.getAndSet(now) != now) workThreads.add(threadName());
     }
 
     /**
@@ -178,6 +199,11 @@ public final class Stats {
         return Set.copyOf(clientThreads);
     }
 
+    /** Where {@code --work} ran ({@link #workThread}). */
+    public Set<String> workThreads() {
+        return Set.copyOf(workThreads);
+    }
+
     public Set<String> carrierThreads() {
         return Set.copyOf(carrierThreads);
     }
@@ -203,6 +229,7 @@ public final class Stats {
         errors.set(0);
         handlerThreads.clear();
         clientThreads.clear();
+        workThreads.clear();
         carrierThreads.clear();
         virtualThreads.set(0);
         generation.incrementAndGet();
@@ -225,6 +252,7 @@ public final class Stats {
                 + ",\"errors\":" + errors.get()
                 + ",\"handlerThreads\":" + jsonArray(handlerThreads)
                 + ",\"clientThreads\":" + jsonArray(clientThreads)
+                + (config.work().none() ? "" : ",\"workThreads\":" + jsonArray(workThreads))
                 + ",\"virtualThreads\":" + virtualThreads.get()
                 + ",\"carrierThreads\":" + jsonArray(carrierThreads)
                 + ",\"busyThreads\":" + jsonArray(busyThreads())
