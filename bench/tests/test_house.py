@@ -2,12 +2,19 @@
 import inside a function (a circle dodged is still a circle), and no module or function past the
 sizes a newcomer reads in one sitting."""
 import ast
+import re
 import unittest
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "labbench"
+ROOT = PACKAGE.parents[1]
 MAX_MODULE_LINES = 450
 MAX_FUNCTION_LINES = 50
+MAX_JAVA_METHOD_LINES = 60
+MAX_PACKAGE_FILES = 12
+JAVA_METHOD = re.compile(r"^\s+(?:(?:public|private|protected|static|final|synchronized|abstract)\s+)*"
+                         r"(?:<[^>]+>\s+)?[\w<>\[\], ?.]+\s+(\w+)\s*\([^;]*$")
+JAVA_LITERAL = re.compile(r'"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])*\'')
 
 
 def module_name(path):
@@ -103,6 +110,36 @@ class House(unittest.TestCase):
         long_functions = [f"{p.relative_to(PACKAGE.parent)}:{f.name}: {f.end_lineno - f.lineno + 1}" for p in files
                           for f in functions(p) if f.end_lineno - f.lineno + 1 > MAX_FUNCTION_LINES]
         self.assertEqual(([], []), (long_modules, long_functions))
+
+    def test_java_methods_and_packages_a_newcomer_reads_in_one_sitting(self):
+        long_methods = [f"{p.relative_to(ROOT)}:{name}: {n}" for p in sorted(ROOT.glob("*/src/main/java/**/*.java"))
+                        for name, n in java_methods(p) if n > MAX_JAVA_METHOD_LINES]
+        counts = {}
+        for p in (ROOT / "lab-common" / "src" / "main" / "java").rglob("*.java"):
+            counts[p.parent] = counts.get(p.parent, 0) + 1
+        crowded = [f"{d.relative_to(ROOT)}: {n}" for d, n in counts.items() if n > MAX_PACKAGE_FILES]
+        self.assertEqual(([], []), (long_methods, crowded))
+
+
+def java_methods(path):
+    """(name, lines) of each method or constructor of a Java file: braces counted outside string and
+    char literals and comments."""
+    lines = [JAVA_LITERAL.sub('""', line.split("//")[0]) for line in path.read_text().splitlines()]
+    out = []
+    for i, line in enumerate(lines):
+        m = JAVA_METHOD.match(line)
+        if not m or re.match(r"\s*(if|for|while|switch|return|new|else|catch|throw)\b", line) or "=" in line.split("(")[0]:
+            continue
+        depth, started = 0, False
+        for j in range(i, len(lines)):
+            depth += lines[j].count("{") - lines[j].count("}")
+            started = started or "{" in lines[j]
+            if not started and lines[j].rstrip().endswith(";"):
+                break
+            if started and depth <= 0:
+                out.append((m.group(1), j - i + 1))
+                break
+    return out
 
 
 if __name__ == "__main__":
