@@ -565,6 +565,22 @@ check "fan-out: no errors or timeouts in the wrk cells" no_errors "$TMP/fanout/l
 check "results.md has the fan-out section" grep -q '^## One request, many calls (SCENARIO=fanout)' \
     "$TMP/fanout/latest/results.md"
 
+# The cost card end to end on the smallest run that has an interval: one variant, two forks, one
+# short window each; the counters' controls are checked on recorded runs (bench/tests/test_cost.py).
+section "the cost card (SCENARIO=cost: 1 variant x 2 forks, 2 s windows, about 40 s)"
+bench_run "SCENARIO=cost measures each fork with perf and the JVM's counters and writes the card" cost \
+    env SCENARIO=cost COST_VARIANTS="async-servlet:1" COST_FORKS=2 COST_WINDOWS=1 COST_WINDOW=2s RATE=100 \
+    SLEEP_MS=200 WARMUP=1s RESULTS_DIR="$TMP/cost" ./bench.sh
+check "the card: a row with n = 2, every counter read, the load carried" python3 -c "
+import json, glob
+md = open('$TMP/cost/latest/results.md').read()
+row = next(line for line in md.splitlines() if line.startswith('| async-servlet@jetty:1 | 2 |'))
+assert all(x.strip() != '—' for x in row.split('|')[3:7]) and row.rstrip().endswith('| yes |'), row
+assert len(glob.glob('$TMP/cost/latest/cells/*/cost.json')) == 2
+c = json.load(open(glob.glob('$TMP/cost/latest/cells/*/cost.json')[0]))
+assert c['windows'][0]['stats1']['jvm']['allocatedBytesHow'] == 'total', c['windows'][0]['stats1']['jvm']
+assert not any(w.get('perf_error') for w in c['windows']), c['windows']"
+
 section "HOSTS: the roles on 5 namespace hosts, each with its own sshd (bench/tests/hosts-test.sh, about 115 s)"
 hosts_test() { bench/tests/hosts-test.sh; }
 check "HOSTS end to end (bench/tests/hosts-test.sh: its lines below when it fails)" hosts_test
