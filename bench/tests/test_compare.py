@@ -89,6 +89,22 @@ class VerdictTest(unittest.TestCase):
         self.assertIn("- call: webflux jetty threads=1 -t10 -c100 (warmth differs: JIT 38 % → 2 % of the app's CPU)", out)
 
 
+    def test_a_probe_is_listed_by_its_answer_times_not_judged_as_a_load(self):
+        def probe(*ms):
+            return {"scenario": "fanout", "loadgen": "probe", "app": "fanout-pool", "container": "tomcat",
+                    "threads": 1, "wrk_threads": None, "connections": None, "steady_rps": None, "bound_rps": 0.0,
+                    "probes": [{"n": n, "client_ms": m} for n, m in zip((1, 10), ms)]}
+        with tempfile.TemporaryDirectory() as tmp:
+            for name, c in (("a.json", probe(304.0, 310.0)), ("b.json", probe(303.0, 3013.0))):
+                with open(os.path.join(tmp, name), "w") as f:
+                    json.dump({"meta": {}, "cells": [c]}, f)
+            out = subprocess.run([sys.executable, compare.__file__, os.path.join(tmp, "a.json"),
+                                  os.path.join(tmp, "b.json")], capture_output=True, text=True, check=True).stdout
+        self.assertNotIn("-tNone", out)              # never a row of the load table
+        self.assertNotIn("cells in both runs", out)
+        self.assertIn("- fanout: fanout-pool tomcat threads=1: N=1 304 ms → 303 ms (-0.3 %); "
+                      "N=10 310 ms → 3.013 s (+871.9 %)", out)
+
 if __name__ == "__main__":
     unittest.main()
 

@@ -32,6 +32,7 @@ Then the cells B's change moved, paired with their A cell and each side's Little
     `1 200 v1` → `1 8`, CONTAINERS, CLIENT, WRK_THREADS, CONNECTIONS, the sweep's variants),
     one to one; where it is not one to one, the cells side by side, grouped by what did not change.
 Where the ceiling moved (SLEEP_MS, CONNECTIONS) a pair is judged on % of the ceiling, not req/s.
+A fan-out probe (one request at a time, no load) is listed apart, its answer time per N A → B.
 Runs with nothing to compare (no cell in common, none paired) exit 2 with one line saying what to
 run instead. Python 3 standard library only.
 
@@ -50,7 +51,7 @@ from labbench.report.compare_pairs import bound_moved, nothing_shared, pair_acro
 from labbench import scenarios  # noqa: E402
 from labbench.report.compare_runs import describe, load, run_of, usage_error  # noqa: E402
 from labbench.report.compare_settings import run_wide_text, settings_diff, settings_text  # noqa: E402
-from labbench.report.compare_tables import print_only, print_pairs, print_table  # noqa: E402
+from labbench.report.compare_tables import print_only, print_pairs, print_probes, print_table  # noqa: E402
 # Names the tests call as compare.<name>, from where they live now.
 from labbench.report.compare_judge import warmth_note  # noqa: E402,F401
 from labbench.report.compare_pairs import predecessor  # noqa: E402,F401
@@ -74,11 +75,13 @@ def main(argv):
     # A cell of the same key whose bound or ceiling moved (B changed SLEEP_MS, DB_POOL, RATE) is
     # shown with the pairs, its bound beside it, not in the table of cells run alike.
     sleep_moved = None not in (meta_a.get("sleep_ms"), meta_b.get("sleep_ms")) and meta_a["sleep_ms"] != meta_b["sleep_ms"]
-    moved = [k for k in a if k in b and (sleep_moved or bound_moved(a[k], b[k]))]
-    same_keys = [k for k in a if k in b and k not in moved]
+    # a probe (one request at a time, no load) has answer times, not a throughput: listed on their own
+    probes = [k for k in a if k in b and k[1] == "probe"]
+    moved = [k for k in a if k in b and k not in probes and (sleep_moved or bound_moved(a[k], b[k]))]
+    same_keys = [k for k in a if k in b and k not in moved and k not in probes]
     knobs = replaced_knobs(a, b)
     pairs, sides = pair_across(a, b, knobs)
-    if not same_keys and not moved and not pairs and not sides:
+    if not same_keys and not moved and not pairs and not sides and not probes:
         # never an empty table: one line under the settings paragraph, which said what differs; exit 2
         # as a usage error does, but returned, so a caller reading stdout keeps that paragraph
         print(f"ERROR: {nothing_shared(a, b)}", file=sys.stderr)
@@ -90,6 +93,8 @@ def main(argv):
     else:
         print("No cell ran with the same settings in both runs: the cells B's change moved are paired below.")
     print_pairs(a, b, moved, pairs, sides, knobs, sleep_moved, run_wide_text(diff))
+    if probes:
+        print_probes(a, b, probes)
     print_only(a, b, pairs, sides)
     return 0
 

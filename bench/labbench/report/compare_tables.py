@@ -3,6 +3,7 @@ B's change, and the cells of one run only."""
 from .compare_judge import change, fmt, judge, metric, ok, rate_field, warmth_note
 from .compare_pairs import KNOBS, change_text, knob_fields, knob_text, label, predecessor
 from .compare_runs import app_text, load_text
+from .fmt import f_lat
 
 
 def status_text(cell):
@@ -149,3 +150,17 @@ def print_only(a, b, pairs, sides):
         if keys:
             print(f"\n{name}:")
             print("\n".join(only_lines(keys)))
+
+
+def print_probes(a, b, keys):
+    """Cells that sent one request at a time (the fan-out probe): no load, no throughput to judge,
+    so each N's answer time A → B, the change beside it; one sample a side, so no verdict."""
+    print("\nOne request at a time (a probe, not a load: one answer per N a side, shown, not judged):")
+    for k in keys:
+        times_a = {p.get("n"): p for p in a[k].get("probes") or ()}
+        parts = []
+        for p in b[k].get("probes") or ():
+            pa = times_a.get(p.get("n"))
+            ma, mb = (pa or {}).get("client_ms"), p.get("client_ms")
+            parts.append(f"N={p.get('n')} {f_lat(ma)} → {f_lat(mb)} ({change(*((m,) if m is not None else None for m in (ma, mb)))})")
+        print(f"- {k[0]}: {app_text(k)} {k[3]} threads={k[4]}: " + ("; ".join(parts) or "no answers"))
