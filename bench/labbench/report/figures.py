@@ -139,14 +139,17 @@ def cell_record(d, ceilings):
     if conns is None:                  # an open loop: what its rate keeps in flight
         conns = round((r.rate or 0) * sleep_s)
     in_flight = min(conns, threads) if r.thread_per_request else conns
+    bound, bound_how = scenario.bound(r, in_flight, sleep_s)      # a fan-out model's calls count too
     rec = {
         "index": r.index, "round": r.round or 1, "loadgen": r.loadgen, "scenario": r.scenario,
         "app": r.app, "container": r.container, "threads": threads, "client": r.client, "pool_mode": r.pool_mode,
         "wrk_threads": r.wrk_threads, "connections": r.connections, "duration_s": r.duration_s,
         "sleep_ms": r.sleep_ms, "thread_per_request": r.thread_per_request,
         "requests": None, "rps": None, "steady_rps": None,
-        "bound_rps": round(in_flight / sleep_s, 2), "ceiling_rps": None, "pct_of_ceiling": None,
+        "bound_rps": None if bound is None else round(bound, 2), "ceiling_rps": None, "pct_of_ceiling": None,
     }
+    if bound_how:
+        rec["bound_how"] = bound_how
     if r.app_cpus:                     # CPUSETS: the app's CPU cannot read above its CPUs
         rec["app_cpus"] = r.app_cpus
     rec.update(gen.figures(r, d))
@@ -180,7 +183,7 @@ def _within_bound(rec, r):
     answers a second drifting into bursts of uneven size. Such a cell gets wrk's own req/s, which
     counts whole responses in the window and so cannot exceed the bound, and says so."""
     steady = rec.get("steady_rps")
-    if r.db_driver or steady is None or rec.get("rps") is None or steady <= rec["bound_rps"] * BOUND_SLACK:
+    if r.db_driver or None in (steady, rec.get("rps"), rec["bound_rps"]) or steady <= rec["bound_rps"] * BOUND_SLACK:
         return
     rec["steady_how"] = (f"{rec.get('steady_how')} read {steady:g} req/s, above the {rec['bound_rps']:g} req/s bound: "
                          f"wrk's req/s")

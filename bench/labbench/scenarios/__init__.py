@@ -99,6 +99,11 @@ class Scenario:
         """How long one request waits on the remote at best: its Little's-law time in system."""
         return record.sleep_ms
 
+    def bound(self, record, in_flight, wait_s):
+        """Little's law for one cell: (req/s at most, or None where nothing bounds it; how, or None).
+        Requests in flight over the time one request takes at best."""
+        return in_flight / wait_s, None
+
     def call_ms(self, s):
         """How long one remote call waits (settings s): a call already at remote-sleep when the bench
         tells it to answer at once still waits this long (cells.App.drain)."""

@@ -14,6 +14,27 @@ from . import Scenario
 # Under load, every fan-out request makes this many calls (the issue's "throughput at N = 10").
 FANOUT_LOAD_N = 10
 
+# How each model spends one request's N calls of M ms, for its Little's-law bound: how many of them
+# run at once ("1", "K" threads, "C" concurrency, "min(C,K)", or None: all N), and whether each call
+# blocks one of the app's K pool threads for its M ms (then the whole app makes at most K / M calls
+# a second, K / (N x M) requests, however many connections wait). K and C are read from the app's
+# own lab: line (`pool=10`, `K=10`, `concurrency=16`), so APP_ARGS' --fanout-pool moves the bound.
+# The common pool is not limited by its parallelism (a blocked worker gets a spare, up to 256:
+# docs/findings/fanout.md); fire-and-forget answers before its calls, so nothing bounds its answers.
+SHAPES = {
+    "fanout-sequential": ("1", False),
+    "fanout-pool": ("K", True),
+    "fanout-common-pool": (None, False),
+    "fanout-virtual": (None, False),
+    "fanout-async": (None, False),
+    "fanout-webflux": ("C", False),
+    "fanout-coroutines-blocking": ("K", True),
+    "fanout-coroutines-suspending": (None, False),
+    "fanout-flow-blocking": ("min(C,K)", True),
+    "fanout-flow-suspending": ("C", False),
+}
+ANSWERS_FIRST = ("fanout-fire-and-forget",)
+
 
 class Fanout(Scenario):
     name = "fanout"
@@ -25,7 +46,7 @@ class Fanout(Scenario):
     )
     heading = (f"SCENARIO=fanout: each fan-out app timed one request at a time for each N (GET /fanout?n=N&ms=FANOUT_MS), "
                f"then under wrk's load with N = {FANOUT_LOAD_N}")
-    fields = ("fanout_n", "fanout_ms")
+    fields = ("fanout_n", "fanout_ms", "bound_how")
     has_ceiling = False        # its requests make N calls each, the calibration's make one
 
     def parse(self, v):
@@ -88,6 +109,28 @@ class Fanout(Scenario):
     def call_ms(self, s):
         return s.fanout_ms
 
+    def bound(self, record, in_flight, wait_s):
+        """Requests in flight over one request's calls in rounds, and a pool-wide K / (N x M) where each
+        call blocks one of K threads (SHAPES); the general bound where the lab: line lacks K or C."""
+        n = record.params.get("fanout_n")
+        if record.app in ANSWERS_FIRST and in_flight:
+            return None, "nothing: it answers before its calls run"
+        if record.app not in SHAPES or not n or not in_flight:
+            return super().bound(record, in_flight, wait_s)
+        line = record.lab_line or ""
+        k = next((int(m.group(1)) for m in re.finditer(r"\b(?:pool|K)=([0-9]+)", line)), None)
+        c = next((int(m.group(1)) for m in re.finditer(r"\bconcurrency=([0-9]+)", line)), None)
+        at_once, blocks = SHAPES[record.app]
+        width = {"1": 1, "K": k, "C": c, "min(C,K)": min(c, k) if c and k else None, None: n}[at_once]
+        if width is None:
+            return super().bound(record, in_flight, wait_s)
+        rounds = -(-n // width)
+        bound = in_flight / (rounds * wait_s)
+        how = f"{in_flight} in flight / ({rounds} x {wait_s * 1000:g} ms)"
+        if blocks and k and k / (n * wait_s) < bound:
+            bound, how = k / (n * wait_s), f"K={k} threads / ({n} x {wait_s * 1000:g} ms)"
+        return bound, how
+
     def figures(self, record, d):
         return {"fanout_n": record.params.get("fanout_n"), "fanout_ms": record.params.get("fanout_ms")}
 
@@ -105,8 +148,7 @@ class Fanout(Scenario):
             mine = [c for c in fan if (c["app"], c["container"], c["threads"]) == key]
             by_n = {p["n"]: p for c in mine for p in c.get("probes") or []}
             loaded = [c for c in mine if c.get("loadgen") == "wrk"]
-            load = "; ".join((f"{f_rps(c.get('steady_rps'))} of {f_rps(c['bound_rps'])}" if c["status"] == "ok"
-                              else status_text(c)) for c in loaded)
+            load = "; ".join(under_load(c) if c["status"] == "ok" else status_text(c) for c in loaded)
             out.append(f"| {' · '.join(map(str, key))} |" + "".join(
                 f" {one_at_a_time.probe_text(by_n[n]) if n in by_n else '—'} |" for n in ns) + f" {load} |\n")
         return "".join(out)
@@ -135,8 +177,11 @@ def fanout_section(fan, containers, calibration, meta):
       f"sequential is N × {ms_each} ms, a model that overlaps all calls ≈ {ms_each} ms); the second puts "
       f"the same apps under wrk's closed loop with N = {fan[0].get('fanout_n') or 10}, where **CPU ms/req** "
       f"(the app's CPU time per answered request) and **peak thr.** show what each model costs. "
-      f"**bound** there is connections / {ms_each} ms: every call of every request overlapped"
-      f"{held_thread_bound(fan, ms_each)}.\n")
+      f"**bound** is Little's law for each model (*set by*): the requests in flight (connections, or "
+      f"the container's threads where the request thread waits) over the rounds one request's calls take "
+      f"at best (all at once: {ms_each} ms; K threads or concurrency C at a time: ceil(N / K) × {ms_each} ms), "
+      f"and at most K / (N × {ms_each} ms) where each call blocks one of K pool threads; K and C as each "
+      f"app's `lab:` line prints them{held_thread_bound(fan, ms_each)}.\n")
     probes = [c for c in fan if c.get("loadgen") == "probe"]
     for threads in sorted({c["threads"] for c in probes}, key=threads_order):
         w(f"\n### One request at a time · {threads_label(threads)}\n\n")
@@ -151,8 +196,9 @@ def fanout_section(fan, containers, calibration, meta):
     if loaded:
         w(f"\n### Under load (N = {loaded[0].get('fanout_n')})\n")
         w(group_tables(loaded, apps, containers, calibration, (ms_each or 1) / 1000.0,
-                     ["steady req/s", "bound", "p99", "errors", "peak thr.", "CPU ms/req"],
-                     lambda c: [ranged(c, "steady_rps", f_rps), f_rps(c["bound_rps"]), ranged(c, "p99_ms", f_lat),
+                     ["steady req/s", "bound", "set by", "p99", "errors", "peak thr.", "CPU ms/req"],
+                     lambda c: [ranged(c, "steady_rps", f_rps), f_rps(c["bound_rps"]), c.get("bound_how") or "—",
+                                ranged(c, "p99_ms", f_lat),
                                 f_int(error_total(c)), f_int(c.get("peak_threads")), f_cores(c.get("cpu_ms_per_request"))],
                      heading=lambda t, wt, cn: f"wrk -t{wt} -c{cn} on `/fanout?n={loaded[0].get('fanout_n')}&ms={ms_each}`."))
         for c in loaded:
@@ -163,6 +209,14 @@ def fanout_section(fan, containers, calibration, meta):
     return "".join(lines)
 
 
+def under_load(c):
+    """'327.9 of 333.3', '0 answered in 10 s, of 3.3', '59934.7 answers; bound: nothing: ...'."""
+    steady = f_rps(c.get("steady_rps")) if c.get("requests") else f"0 answered in {c.get('duration_s')} s,"
+    if c.get("bound_rps") is None:
+        return f"{steady} answers; bound: {c.get('bound_how') or 'none'}"
+    return f"{steady} of {f_rps(c['bound_rps'])}"
+
+
 def held_thread_bound(fan, ms_each):
     """The bound's second case, in runs that have it: apps whose request thread waits for its calls
     (thread per request in catalog.tsv) hold at most one request per container thread (runs before
@@ -170,8 +224,7 @@ def held_thread_bound(fan, ms_each):
     held = sorted({c["app"] for c in fan if c.get("thread_per_request") and c.get("loadgen") == "wrk"})
     if not held:
         return ""
-    return (f"; where the request thread itself waits for its calls ({', '.join(held)}: thread per request), "
-            f"the container's threads / {ms_each} ms")
+    return f" (the request thread waits for its calls in {', '.join(held)}: thread per request)"
 
 
 SCENARIO = Fanout()
