@@ -19,6 +19,7 @@ import math
 from ... import settings
 from ...checks import DURATION, UsageError, count, seconds_of, split_list
 from ...knobs import setting
+from ...report import charts
 from ...report.fmt import f_int
 from ...variants import parse_variants
 from .. import Scenario
@@ -169,11 +170,20 @@ class Cost(Scenario):
     def compare(self, run_a, run_b):
         return card.compare(run_a, run_b)
 
+    def charts(self, run_dir, run, draw=False):
+        if draw and card.variants(run):
+            charts.draw("cost_charts.py", run_dir, "cost chart")
+        return [("cost-card", "CPU, allocation, syscalls and context switches per request, 95 % intervals")] \
+            if (run_dir / "charts" / "cost-card.png").exists() else []
+
     def sections(self, run, ctx):
         spread = card.spread_lines(run)
+        chart = "".join(f"\n![{title}](charts/{name}.png)\n\n(also as [{name}.svg](charts/{name}.svg); a bar is a "
+                        f"mean over the forks, its whisker the 95 % interval)\n" for name, title in ctx.charts
+                        if name == "cost-card")
         return [(10, "\n## The cost card: the forks that spread\n\n"
                  + ("\n".join(spread) if spread else "Every variant's CPU interval is within "
-                    f"± {card.SPREAD_PCT:g} % of its median.") + "\n")]
+                    f"± {card.SPREAD_PCT:g} % of its median.") + "\n" + chart)]
 
 
 SCENARIO = Cost()
