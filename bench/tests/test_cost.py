@@ -118,3 +118,37 @@ class CardTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class StillWarmingTest(unittest.TestCase):
+    """A window whose compiler share is above 5 % after a settled warm-up is the warm-up's: kept apart
+    and measured again, at most as many times as there are windows; the card says how many."""
+
+    def run_windows(self, shares, n=3):
+        from labbench.scenarios.cost import live
+        reads = iter(shares)
+
+        def fake_window(p, stats_url, seconds):
+            share = next(reads)
+            return {"stats0": stats(0, 0, 0, 0, 0, 0), "stats1": stats(1000, 1000, 1000 * share, 0, 0, 0)}
+        real, live.window = live.window, fake_window
+        try:
+            return live.warm_windows(None, "", n, 5)
+        finally:
+            live.window = real
+
+    def test_a_window_above_five_percent_compiler_is_measured_again(self):
+        kept, again = self.run_windows([0.18, 0.044, 0.006, 0.002])
+        self.assertEqual([0.044, 0.006, 0.002], [counters.jit_share(w["stats0"], w["stats1"]) for w in kept])
+        self.assertEqual(1, len(again))
+
+    def test_past_n_windows_again_the_windows_are_kept_as_they_are(self):
+        kept, again = self.run_windows([0.2, 0.2, 0.2, 0.2, 0.2, 0.2])
+        self.assertEqual((3, 3), (len(kept), len(again)))
+
+    def test_the_card_counts_them(self):
+        c = cost_json()
+        c["still_warming"] = [c["windows"][0]]
+        run = {"meta": {}, "cells": [{"scenario": "cost", "label": "webflux@netty:1", "round": 1,
+                                      "fork": card.fork_figures(c)}]}
+        self.assertIn("1 window(s) in 1 of 1 forks read the compiler above 5 %", card.still_warming_line(run))

@@ -33,6 +33,7 @@ def fork_figures(cost):
                threads_per_1000=None if last.get("threads") is None else last["threads"] * per_1000,
                jit_pct_max=max((w["jit_pct"] for w in windows if w.get("jit_pct") is not None), default=None),
                errors=sum(w.get("errors") or 0 for w in windows), windows=len(windows),
+               still_warming=len(cost.get("still_warming") or ()),
                rest_us_per_s=None if rest is None else rest / 1e3,
                carried=all(w.get("rps") and w["rps"] >= 0.98 * cost["rate"] for w in windows),
                warmup=(cost.get("warmup") or {}).get("text"),
@@ -92,6 +93,17 @@ def ranking(run, key="cpu_us", what="CPU"):
         else:
             lines.append(f"- {dear}: not separable from {cheap} ({r.value:.2f}×, 95 % CI {r.low:.2f}–{r.high:.2f})")
     return ([f"- cheapest: **{rows[0][0]}**, {rows[0][1].text()} µs"] if rows else []) + lines
+
+
+def still_warming_line(run):
+    """How many windows read the compiler above 5 % after a settled warm-up and were measured again."""
+    forks = [(label, f) for label, fs in variants(run) for f in fs]
+    again = [(label, f["still_warming"]) for label, f in forks if f.get("still_warming")]
+    if not again:
+        return ""
+    return (f"Windows taken as warm-up: {sum(n for _, n in again)} window(s) in {len(again)} of {len(forks)} forks "
+            f"read the compiler above 5 % of the app's CPU after the warm-up and were measured again "
+            f"({', '.join(dict.fromkeys(label for label, _ in again))}).\n")
 
 
 def spread_lines(run):

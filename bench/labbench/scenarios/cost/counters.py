@@ -56,6 +56,12 @@ def delta(before, after, key, of="jvm"):
     return b[key] - a[key]
 
 
+def jit_share(stats0, stats1):
+    """The compiler threads' share of the app's CPU between two /stats reads (0..1), or None."""
+    cpu_ms, compiler_ms = delta(stats0, stats1, "cpuMs"), delta(stats0, stats1, "compilerCpuMs")
+    return None if not cpu_ms or compiler_ms is None or compiler_ms < 0 else compiler_ms / cpu_ms
+
+
 def window_figures(perf, stats0, stats1, perf_s, stats_s, rest_ns_per_s):
     """One window's figures, per request: CPU µs (the app's task-clock less what the JVM at rest
     spends in as long), syscalls, context switches, heap bytes; GC count and ms per 1,000 requests;
@@ -63,14 +69,14 @@ def window_figures(perf, stats0, stats1, perf_s, stats_s, rest_ns_per_s):
     `sleep` (perf_s), the requests over the two /stats reads around it (stats_s, a few ms longer):
     under a constant arrival rate each is divided by its own window, so the edges bias nothing."""
     requests = delta(stats0, stats1, "completed", of=None)
-    cpu_ms, compiler_ms = delta(stats0, stats1, "cpuMs"), delta(stats0, stats1, "compilerCpuMs")
+    share = jit_share(stats0, stats1)
     raw = {"perf_s": perf_s, "stats_s": round(stats_s, 3), "requests": requests,
            "errors": delta(stats0, stats1, "errors", of=None), "task_ns": perf.get("task-clock"),
            "rest_ns_per_s": None if rest_ns_per_s is None else round(rest_ns_per_s),
            "syscalls": perf.get("raw_syscalls:sys_enter"), "context_switches": perf.get("context-switches"),
            "allocated_bytes": delta(stats0, stats1, "allocatedBytes"), "gc_count": delta(stats0, stats1, "gcCount"),
            "gc_ms": delta(stats0, stats1, "gcTimeMs"),
-           "jit_pct": None if not cpu_ms or compiler_ms is None or compiler_ms < 0 else round(100 * compiler_ms / cpu_ms, 1)}
+           "jit_pct": None if share is None else round(100 * share, 1)}
     if not requests or stats_s <= 0:
         return raw
     rps = requests / stats_s
