@@ -63,6 +63,23 @@ class CountersTest(unittest.TestCase):
         self.assertEqual("Error: no permission", error)
         self.assertEqual((524288, 40), counters.proc_figures("Rss: 9 kB\nPss:  524288 kB\n", "Name: java\nThreads:\t40\n"))
 
+    def test_per_thread_the_collector_and_the_compiler_are_kept_apart(self):
+        text = ("qtp1-12,800.00,msec,task-clock,800000000,100.00,0.8,CPUs utilized\n"
+                "GC Thread#0-20,100.00,msec,task-clock,100000000,100.00,0.1,CPUs utilized\n"
+                "G1 Conc#0-21,50.00,msec,task-clock,50000000,100.00,0.05,CPUs utilized\n"
+                "C2 CompilerThre-22,30.00,msec,task-clock,30000000,100.00,0.03,CPUs utilized\n"
+                "java-11,<not counted>,msec,task-clock,0,100.00,,\n"
+                "qtp1-12,900,,context-switches,800000000,100.00,1.1,K/sec\n"
+                "java-11,<not counted>,,context-switches,0,100.00,,\n"
+                "qtp1-12,5000,,raw_syscalls:sys_enter,800000000,100.00,6.2,K/sec\n"
+                "GC Thread#0-20,7,,raw_syscalls:sys_enter,100000000,100.00,0.1,K/sec\n")
+        values, error = counters.parse_perf(text)
+        self.assertEqual("", error)
+        self.assertEqual((980e6, 150e6, 30e6, 900.0, 5007.0),
+                         (values["task-clock"], values["task-clock:gc"], values["task-clock:jit"],
+                          values["context-switches"], values["raw_syscalls:sys_enter"]))
+        self.assertIn("--per-thread", counters.perf_command(11, 5))
+
     def test_a_window_per_request_each_count_over_its_own_window(self):
         w = cost_json()["windows"][0]
         f = counters.window_figures(w["perf"], w["stats0"], w["stats1"], 5, 5.05, 10e6)

@@ -76,9 +76,10 @@ class Cost(Scenario):
     fields = ("label", "fork", "warmup")
     own_csv = True
     own_summary = True
-    csv_columns = ["label"] + [f"fork_{k}" for k in ("cpu_us", "cpu_us_with_rest", "syscalls_per_req", "csw_per_req",
-                                                      "alloc_kib", "gc_per_1000", "gc_ms_per_1000", "pss_mb_per_1000",
-                                                      "threads_per_1000", "rps", "jit_pct_max", "errors", "carried")]
+    csv_columns = ["label"] + [f"fork_{k}" for k in ("cpu_us", "cpu_us_with_rest", "gc_cpu_us", "jit_cpu_us",
+                                                      "syscalls_per_req", "csw_per_req", "alloc_kib", "gc_per_1000",
+                                                      "gc_ms_per_1000", "pss_mb_per_1000", "threads_per_1000", "rps",
+                                                      "jit_pct_max", "errors", "carried")]
     has_ceiling = False
     warms_on_its_load = True          # warmed on the measured load itself (live.warm_on_load), not wrk's fast calls
 

@@ -14,25 +14,46 @@ import re
 EVENTS = ("task-clock", "context-switches", "raw_syscalls:sys_enter")
 
 
+# The JVM's own threads by their names (the kernel's comm, 15 characters): the collector's (G1's
+# workers, marker, refinement and service threads) and the JIT compilers'. Their task-clock is kept
+# apart too, so that a fork whose CPU differs shows whether the collector or the compiler made it.
+KINDS = (("gc", ("GC Thread", "G1 ")), ("jit", ("C1 CompilerThre", "C2 CompilerThre")))
+
+
 def perf_command(pid, seconds):
-    return ["perf", "stat", "-x", ",", "-e", ",".join(EVENTS), "-p", str(pid), "--", "sleep", str(seconds)]
+    return ["perf", "stat", "--per-thread", "-x", ",", "-e", ",".join(EVENTS), "-p", str(pid), "--", "sleep", str(seconds)]
+
+
+def kind_of(comm):
+    return next((kind for kind, prefixes in KINDS if comm.startswith(prefixes)), None)
 
 
 def parse_perf(text):
-    """perf stat -x, output: {event: value} (task-clock in ns; None where perf printed "<not
-    supported>" or "<not counted>"), and the first line that is not a counter (perf's own error) or ""."""
+    """perf stat -x, output, per thread (`comm-tid,value,unit,event,...`) or one total per event:
+    {event: total} (task-clock in ns; a thread that did not run, "<not counted>", adds nothing; None
+    where no thread was counted) and {"task-clock:gc", "task-clock:jit"}: the JVM's collector and
+    compiler threads' part; and the first line that is not a counter (perf's own error) or ""."""
     out, error = {}, ""
     for line in text.splitlines():
         fields = line.split(",")
-        if len(fields) >= 3 and fields[2] in EVENTS:
-            value, unit = fields[0], fields[1]
-            if value.startswith("<"):
-                out[fields[2]] = None
-            else:
-                out[fields[2]] = float(value) * (1e6 if unit == "msec" else 1)
-        elif line.strip() and not error:
-            error = line.strip()
-    return {e: out.get(e) for e in EVENTS}, ("" if all(e in out for e in EVENTS) else error or "perf printed no counter")
+        at = next((i for i, f in enumerate(fields) if f in EVENTS and i >= 2), None)
+        if at is None:
+            if line.strip() and not error:
+                error = line.strip()
+            continue
+        value, unit, event = fields[at - 2], fields[at - 1], fields[at]
+        out.setdefault(event, None)
+        if value.startswith("<"):
+            continue
+        v = float(value) * (1e6 if unit == "msec" else 1)
+        out[event] = (out[event] or 0) + v
+        kind = kind_of(",".join(fields[:at - 2]).rsplit("-", 1)[0]) if event == "task-clock" else None
+        if kind:
+            out[f"task-clock:{kind}"] = out.get(f"task-clock:{kind}", 0) + v
+    totals = {e: out.get(e) for e in EVENTS}
+    if totals["task-clock"] is not None:
+        totals.update({f"task-clock:{kind}": out.get(f"task-clock:{kind}", 0.0) for kind, _ in KINDS})
+    return totals, ("" if all(e in out for e in EVENTS) else error or "perf printed no counter")
 
 
 def proc_figures(smaps_rollup, status):
@@ -90,6 +111,8 @@ def window_figures(perf, stats0, stats1, perf_s, stats_s, rest_ns_per_s):
     raw.update(rps=round(rps, 1),
                cpu_us=None if task is None or rest_ns_per_s is None else (task / perf_s - rest_ns_per_s) / rps / 1e3,
                cpu_us_with_rest=per_req_of_perf(task, 1e-3), syscalls_per_req=per_req_of_perf(raw["syscalls"]),
+               gc_cpu_us=per_req_of_perf(perf.get("task-clock:gc"), 1e-3),
+               jit_cpu_us=per_req_of_perf(perf.get("task-clock:jit"), 1e-3),
                csw_per_req=per_req_of_perf(raw["context_switches"]), alloc_kib=per_req(raw["allocated_bytes"], 1 / 1024),
                gc_per_1000=per_req(raw["gc_count"], 1000), gc_ms_per_1000=per_req(raw["gc_ms"], 1000))
     return raw
