@@ -169,3 +169,13 @@ class StillWarmingTest(unittest.TestCase):
         run = {"meta": {}, "cells": [{"scenario": "cost", "label": "webflux@netty:1", "round": 1,
                                       "fork": card.fork_figures(c)}]}
         self.assertIn("1 window(s) in 1 of 1 forks read the compiler above 5 %", card.still_warming_line(run))
+
+
+class SyscallSpreadTest(unittest.TestCase):
+    def test_forks_whose_syscalls_spread_show_their_waits(self):
+        forks = [{"syscalls_per_req": s, "futex_per_req": fx, "epoll_per_req": 1.0, "cpu_us": 100.0}
+                 for s, fx in ((10.0, 2.0), (14.0, 6.0), (10.5, 2.4))]
+        run = {"meta": {}, "cells": [{"scenario": "cost", "label": "v", "fork": f} for f in forks]}
+        line, = card.spread_lines(run)
+        self.assertTrue(line.startswith("- v: syscalls/req ± "), line)
+        self.assertIn("its forks: 10.00 (futex 2.00, epoll 1.00); 14.00 (futex 6.00, epoll 1.00)", line)

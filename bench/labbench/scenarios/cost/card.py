@@ -14,6 +14,7 @@ FIGURES = (("cpu_us", "CPU µs/req", "{:.1f}"), ("gc_cpu_us", "of it GC µs", "{
            ("gc_per_1000", "GC /1k req", "{:.3f}"), ("gc_ms_per_1000", "GC ms /1k req", "{:.2f}"),
            ("pss_mb_per_1000", "PSS MB /1k in flight", "{:.0f}"), ("threads_per_1000", "threads /1k in flight", "{:.0f}"))
 SPREAD_PCT = 5.0      # a CPU interval wider than this % of its median: its forks are shown
+PORTABLE_PCT = 2.0    # the same for syscalls per request (issue 39: machine-independent within 2 %)
 
 
 def fork_figures(cost):
@@ -27,7 +28,7 @@ def fork_figures(cost):
     if not windows:
         return None
     out = {k: _mean([w.get(k) for w in windows]) for k in ("cpu_us", "cpu_us_with_rest", "gc_cpu_us", "jit_cpu_us",
-                                                           "syscalls_per_req",
+                                                           "syscalls_per_req", "futex_per_req", "epoll_per_req",
                                                            "csw_per_req", "alloc_kib", "gc_per_1000", "gc_ms_per_1000",
                                                            "rps")}
     last, per_1000 = cost["windows"][-1], 1000.0 / cost["in_flight"]
@@ -110,8 +111,15 @@ def still_warming_line(run):
 
 def spread_lines(run):
     """The variants whose forks differ more than SPREAD_PCT in CPU: each fork's CPU, allocation, GC
-    and compiler share, where the cause shows."""
+    and compiler share, where the cause shows; and more than PORTABLE_PCT in syscalls: each fork's,
+    with its futex and epoll waits."""
     out = []
+    for label, forks in variants(run):
+        iv = interval([f.get("syscalls_per_req") for f in forks])
+        if iv and iv.n > 1 and iv.half_width_pct is not None and iv.half_width_pct > PORTABLE_PCT:
+            each = "; ".join(f"{f['syscalls_per_req']:.2f} (futex {num(f.get('futex_per_req'))}, "
+                             f"epoll {num(f.get('epoll_per_req'))})" for f in forks if f.get("syscalls_per_req") is not None)
+            out.append(f"- {label}: syscalls/req ± {iv.half_width_pct:.1f} % of its median; its forks: {each}")
     for label, forks in variants(run):
         iv = interval([f.get("cpu_us") for f in forks])
         if iv and iv.n > 1 and iv.half_width_pct is not None and iv.half_width_pct > SPREAD_PCT:
@@ -120,6 +128,10 @@ def spread_lines(run):
                              for f in forks if f.get("cpu_us") is not None)
             out.append(f"- {label}: ± {iv.half_width_pct:.1f} % of its median; its forks: {each}")
     return out
+
+
+def num(v):
+    return "—" if v is None else f"{v:.2f}"
 
 
 def gc_jit(f):

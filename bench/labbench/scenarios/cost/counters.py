@@ -10,8 +10,11 @@ threads at the window's end, from /proc/PID/smaps_rollup (Pss) and /proc/PID/sta
 """
 import re
 
-# perf stat's events, in the order it prints them
-EVENTS = ("task-clock", "context-switches", "raw_syscalls:sys_enter")
+# perf stat's events, in the order it prints them. Of the syscalls, the two that wait are counted
+# apart too: how often a thread parks on a futex or an event loop polls depends on how the requests
+# happen to meet, not on the work they ask, so these are where a model's syscalls spread.
+WAITS = ("syscalls:sys_enter_futex", "syscalls:sys_enter_epoll_wait", "syscalls:sys_enter_epoll_pwait")
+EVENTS = ("task-clock", "context-switches", "raw_syscalls:sys_enter") + WAITS
 
 
 # The JVM's own threads by their names (the kernel's comm, 15 characters): the collector's (G1's
@@ -53,7 +56,7 @@ def parse_perf(text):
     totals = {e: out.get(e) for e in EVENTS}
     if totals["task-clock"] is not None:
         totals.update({f"task-clock:{kind}": out.get(f"task-clock:{kind}", 0.0) for kind, _ in KINDS})
-    return totals, ("" if all(e in out for e in EVENTS) else error or "perf printed no counter")
+    return totals, ("" if all(e in out for e in EVENTS[:3]) else error or "perf printed no counter")
 
 
 def proc_figures(smaps_rollup, status):
@@ -111,6 +114,9 @@ def window_figures(perf, stats0, stats1, perf_s, stats_s, rest_ns_per_s):
     raw.update(rps=round(rps, 1),
                cpu_us=None if task is None or rest_ns_per_s is None else (task / perf_s - rest_ns_per_s) / rps / 1e3,
                cpu_us_with_rest=per_req_of_perf(task, 1e-3), syscalls_per_req=per_req_of_perf(raw["syscalls"]),
+               futex_per_req=per_req_of_perf(perf.get(WAITS[0])),
+               epoll_per_req=per_req_of_perf(None if perf.get(WAITS[1]) is None and perf.get(WAITS[2]) is None
+                                             else (perf.get(WAITS[1]) or 0) + (perf.get(WAITS[2]) or 0)),
                gc_cpu_us=per_req_of_perf(perf.get("task-clock:gc"), 1e-3),
                jit_cpu_us=per_req_of_perf(perf.get("task-clock:jit"), 1e-3),
                csw_per_req=per_req_of_perf(raw["context_switches"]), alloc_kib=per_req(raw["allocated_bytes"], 1 / 1024),
