@@ -88,7 +88,7 @@ check "a refused key exits 2 naming the host" refused key "$TMP/key.ini" "host h
 sed "s/^h4 ansible_host=\([0-9.]*\)/h4 ansible_host=\1 lab_dir=\/nonexistent/" "$INV" > "$TMP/nodir.ini"
 check "a host without the lab's files exits 2 naming make hosts" refused nodir "$TMP/nodir.ini" \
     "on host h4 .*bench/tools/host-run.sh not found .*make hosts HOSTS="
-check "HOSTS with SCENARIO=slow-upload exits 2" refused slow "$INV" "HOSTS places SCENARIO=call and the sweep with LOADGEN=wrk or vegeta so far, not slow-upload" SCENARIO=slow-upload
+check "HOSTS with SCENARIO=slow-upload exits 2" refused slow "$INV" "HOSTS places SCENARIO=call, cost and the sweep with LOADGEN=wrk or vegeta so far, not slow-upload" SCENARIO=slow-upload
 
 echo "== make hosts [${SECONDS}s]"
 # Every role on h1, so that one host runs every task (4 hosts took 32 s of a CI run for the two runs).
