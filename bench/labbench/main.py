@@ -7,7 +7,7 @@ import signal
 import sys
 import time
 
-from . import inventory, limits, loadgens, machine, pg, place, plugins, procs, remote, report, rundir, scenarios  # noqa: F401  (plugins: registers them)
+from . import inventory, limits, loadgens, machine, pg, place, plugins, procs, remote, report, rundir, scenarios, web  # noqa: F401  (plugins: registers them)
 from .app import App
 from .calibration import calibrate
 from .cells import Lab, run_cell
@@ -114,6 +114,7 @@ def main(argv):
         return 2
 
     place.configure(s.cpusets, s.hosts)
+    web.new_token()                       # the run's admin token: every JVM of the run gets it (web.py)
     for sig in procs.STOP_SIGNALS:
         signal.signal(sig, stop_on_signal)
     run_dir, rc, host_limits = None, 0, None
@@ -137,18 +138,24 @@ def main(argv):
         rc = 1                                # a bug: clean up, say where the cells are, then the traceback
         raise
     finally:
-        for sig in procs.STOP_SIGNALS:        # cleanup: kill exactly what we started, keep every finished cell
-            signal.signal(sig, signal.SIG_IGN)
-        procs.stop_all()
-        inventory.close()                     # after the roles: their stops travel through these connections
-        if run_dir is not None:
-            try:
-                report.update(run_dir, charts=True)        # a planner's charts too, drawn once at the end
-            except Exception as e:            # keep the exit code and the message below
-                print(f"WARNING: the reports were not rewritten: {e!r}", file=sys.stderr)
-            if rc != 0:
-                print(f"stopped (exit {rc}); finished cells are in {run_dir}/results.md", file=sys.stderr)
+        clean_up(run_dir, rc)
     return rc
+
+
+def clean_up(run_dir, rc):
+    """The end of every run, however it ends: kill exactly what we started, keep every finished cell."""
+    for sig in procs.STOP_SIGNALS:
+        signal.signal(sig, signal.SIG_IGN)
+    procs.stop_all()
+    inventory.close()                     # after the roles: their stops travel through these connections
+    if run_dir is None:
+        return
+    try:
+        report.update(run_dir, charts=True)        # a planner's charts too, drawn once at the end
+    except Exception as e:                # keep the exit code and the message below
+        print(f"WARNING: the reports were not rewritten: {e!r}", file=sys.stderr)
+    if rc != 0:
+        print(f"stopped (exit {rc}); finished cells are in {run_dir}/results.md", file=sys.stderr)
 
 
 def host_jars(s):

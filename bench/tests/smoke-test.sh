@@ -5,7 +5,8 @@
 # Checks that bad settings exit 2 and start nothing; installs matplotlib (the charts' venv) and runs
 # the Python unit tests (bench/tests/test_*.py: settings, matrix, the report package, compare, the sweep and its
 # charts), failing if a test was skipped for want of matplotlib; checks that SIGTERM stops a run
-# with exit 143 and leaves nothing listening; runs async-servlet and sync-servlet on both
+# with exit 143 and leaves nothing listening; that a local user who is not the bench's gets 401 from
+# every state-changing admin and /fault call and changes nothing (issue 40); runs async-servlet and sync-servlet on both
 # containers with 1 thread, 10 connections, 2 s cells and a 200 ms remote, twice (REPEAT=2); then
 # checks the files, the JSON fields, the model (async >= 50 % of the ceiling, sync between 0.5x and
 # 2x its Little's-law bound, 1 handler thread), a results.md row per app with its figure, and
@@ -264,6 +265,50 @@ sigterm_stops_the_run() {
 }
 section "SIGTERM stops a run and everything it started"
 check "SIGTERM: exit 143, results kept, nothing left listening" sigterm_stops_the_run
+
+# strangers_are_refused: the app and remote-sleep as the bench starts them (the run's token and
+# directory in their environment, issue 40). A local user who is not the bench's gets 401 from
+# POST /pool, /stats/reset, /profile/start and /profile/stop?dir=... on the admin port and from POST
+# and DELETE /fault, and changes nothing; that user cannot read the token from /proc/PID/environ. With
+# the token a profile is written under the run's directory and nowhere else (403).
+strangers_are_refused() {
+    local token app remote code path java bad=0 curl=(curl -s -o /dev/null -w '%{http_code}' --max-time 10)
+    java="$(bench/tools/java-home.sh)/bin/java"
+    token=$(python3 -c 'import secrets; print(secrets.token_urlsafe(32))')
+    mkdir -p "$TMP/guard/run"
+    LAB_ADMIN_TOKEN=$token "$java" -jar remote-sleep/target/remote-sleep.jar --port "$REMOTE_PORT" --delay-ms 10 \
+        >"$TMP/guard/remote.log" 2>&1 &
+    remote=$!
+    LAB_ADMIN_TOKEN=$token LAB_PROFILE_DIR="$TMP/guard/run" "$java" -jar sync-servlet/target/sync-servlet.jar \
+        --app sync-servlet --container jetty --threads 1 --port "$APP_PORT" --admin-port "$ADMIN_PORT" \
+        --remote "http://127.0.0.1:$REMOTE_PORT" >"$TMP/guard/app.log" 2>&1 &
+    app=$!
+    for _ in {1..300}; do curl -sf "http://127.0.0.1:$ADMIN_PORT/stats" >/dev/null && break; sleep 0.1; done
+    for path in "$ADMIN_PORT/pool?threads=4" "$ADMIN_PORT/stats/reset" "$ADMIN_PORT/profile/start" \
+            "$ADMIN_PORT/profile/stop?dir=/tmp/lab-stranger" "$REMOTE_PORT/fault?schedule=60s:hang"; do
+        code=$(as_stranger "${curl[@]}" -X POST "http://127.0.0.1:$path")
+        echo "a stranger's POST $path: $code"; [[ $code == 401 ]] || bad=1
+    done
+    code=$(as_stranger "${curl[@]}" -X DELETE "http://127.0.0.1:$REMOTE_PORT/fault")
+    echo "a stranger's DELETE /fault: $code"; [[ $code == 401 ]] || bad=1
+    if [[ $(id -u) -eq 0 ]] && as_stranger cat "/proc/$app/environ" >/dev/null 2>&1; then
+        echo "a stranger reads the app's environment"; bad=1
+    fi
+    curl -s "http://127.0.0.1:$ADMIN_PORT/stats" | grep -q '"threads":1,' || { echo "the pool changed"; bad=1; }
+    curl -s "http://127.0.0.1:$REMOTE_PORT/fault" | grep -q '"schedule":null' || { echo "the fault schedule changed"; bad=1; }
+    [[ ! -e /tmp/lab-stranger ]] || { echo "/tmp/lab-stranger was created"; bad=1; }
+    code=$("${curl[@]}" -X POST -H "Authorization: Bearer $token" "http://127.0.0.1:$ADMIN_PORT/profile/start")
+    echo "the bench's POST /profile/start: $code"; [[ $code == 200 ]] || bad=1
+    code=$("${curl[@]}" -X POST -H "Authorization: Bearer $token" "http://127.0.0.1:$ADMIN_PORT/profile/stop?dir=$TMP/guard/elsewhere")
+    echo "the bench's POST /profile/stop outside the run: $code"; [[ $code == 403 && ! -e $TMP/guard/elsewhere ]] || bad=1
+    code=$("${curl[@]}" -X POST -H "Authorization: Bearer $token" "http://127.0.0.1:$ADMIN_PORT/profile/stop?dir=$TMP/guard/run/p")
+    echo "the bench's POST /profile/stop in the run: $code"; [[ $code == 200 && -s $TMP/guard/run/p/flame.html ]] || bad=1
+    kill "$app" "$remote"
+    wait "$app" "$remote" 2>/dev/null || true
+    return "$bad"
+}
+check "a local user who is not the bench's: POST /pool, /stats/reset, /profile/*, POST and DELETE /fault are 401 and change nothing" \
+    strangers_are_refused
 
 section "a tiny matrix, twice (REPEAT=2: 2 x (4 cells + 1 calibration), about 80 s)"
 export APPS="async-servlet sync-servlet" CONTAINERS="jetty tomcat" THREADS=1 WRK_THREADS=10 \
