@@ -124,10 +124,11 @@ def stop(p, sig=signal.SIGTERM, grace_s=5.0):
 
 
 def stop_all():
-    """Stop every child still running, the newest first (an app before remote-sleep), then what
-    AT_STOP holds (each once: a second stop_all finds nothing left)."""
+    """Stop every child still running, the newest first (an app before remote-sleep), each with its
+    stop_signal (TERM unless set: PostgreSQL's is QUIT), then what AT_STOP holds (each once: a second
+    stop_all finds nothing left)."""
     for p in list(reversed(CHILDREN)):
-        stop(p)
+        stop(p, getattr(p, "stop_signal", signal.SIGTERM))
     while AT_STOP:
         AT_STOP.pop()()
 
