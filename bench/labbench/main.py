@@ -7,7 +7,7 @@ import signal
 import sys
 import time
 
-from . import inventory, limits, loadgens, machine, pg, place, plugins, procs, remote, report, rundir, scenarios, web  # noqa: F401  (plugins: registers them)
+from . import inventory, leftovers, limits, loadgens, machine, pg, place, plugins, procs, remote, report, rundir, scenarios, web  # noqa: F401  (plugins: registers them)
 from .app import App
 from .calibration import calibrate
 from .cells import Lab, run_cell
@@ -119,11 +119,13 @@ def main(argv):
         signal.signal(sig, stop_on_signal)
     run_dir, rc, host_limits = None, 0, None
     try:
+        leftovers.end_earlier(s.results_dir)      # before the port checks: what a killed run left holds them
         m = machine.check(s)
         if s.hosts:
             inventory.check(s.hosts, s.raw["HOSTS"], m.java, host_jars(s), s.loadgens, s.backend == "postgres")
             host_limits = inventory.check_limits(s.hosts, max(s.connections), largest_pool(cells), s.backend)
         run_dir = start_run(s, m, cells, left_out, limit_plan, host_limits)
+        leftovers.record(run_dir)                 # each child's PID and start time, for a run after a kill
         rc = run(Lab(s, m, run_dir), cells)
     except Fatal as e:
         print(f"ERROR: {e}", file=sys.stderr)
@@ -150,6 +152,7 @@ def clean_up(run_dir, rc):
     inventory.close()                     # after the roles: their stops travel through these connections
     if run_dir is None:
         return
+    leftovers.forget(run_dir)             # all stopped: nothing for the next run to end
     try:
         report.update(run_dir, charts=True)        # a planner's charts too, drawn once at the end
     except Exception as e:                # keep the exit code and the message below
