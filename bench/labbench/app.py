@@ -130,7 +130,11 @@ class App:
                *(["--client", cell.client] if cell.client_suffix else []), *cell.app_args,
                *(db.app_args(s, self.lab.db.url, cell.db_driver) if cell.db_driver else []),
                *(["--work", s.raw["WORK"].strip()] if s.raw.get("WORK", "").strip() else []), *s.app_args]
-        self.proc = place.start("app", cmd, out=self.log)
+        # Secrets in the environment, never argv (issue 40): the run's admin token, where a profile may
+        # be written (the run directory), the database password.
+        env = {**web.admin_env(), "LAB_PROFILE_DIR": str(self.lab.run_dir.resolve()),
+               **(self.lab.db.app_env() if cell.db_driver else {})}
+        self.proc = place.start("app", cmd, out=self.log, env=env)
         self.key, self.had_side_load = cell.app_key, False
         self.threads, self.resized_line = cell.threads, None
         return web.wait_ready(self.proc, self.admin + "/stats", self.log, [s.app_port, s.admin_port],

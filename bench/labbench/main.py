@@ -7,7 +7,7 @@ import signal
 import sys
 import time
 
-from . import inventory, limits, loadgens, machine, pg, place, plugins, procs, remote, report, rundir, scenarios  # noqa: F401  (plugins: registers them)
+from . import inventory, leftovers, limits, loadgens, machine, pg, place, plugins, procs, remote, report, rundir, scenarios, web  # noqa: F401  (plugins: registers them)
 from .app import App
 from .calibration import calibrate
 from .cells import Lab, run_cell
@@ -114,15 +114,18 @@ def main(argv):
         return 2
 
     place.configure(s.cpusets, s.hosts)
+    web.new_token()                       # the run's admin token: every JVM of the run gets it (web.py)
     for sig in procs.STOP_SIGNALS:
         signal.signal(sig, stop_on_signal)
     run_dir, rc, host_limits = None, 0, None
     try:
+        leftovers.end_earlier(s.results_dir)      # before the port checks: what a killed run left holds them
         m = machine.check(s)
         if s.hosts:
             inventory.check(s.hosts, s.raw["HOSTS"], m.java, host_jars(s), s.loadgens, s.backend == "postgres")
             host_limits = inventory.check_limits(s.hosts, max(s.connections), largest_pool(cells), s.backend)
         run_dir = start_run(s, m, cells, left_out, limit_plan, host_limits)
+        leftovers.record(run_dir)                 # each child's PID and start time, for a run after a kill
         rc = run(Lab(s, m, run_dir), cells)
     except Fatal as e:
         print(f"ERROR: {e}", file=sys.stderr)
@@ -137,18 +140,25 @@ def main(argv):
         rc = 1                                # a bug: clean up, say where the cells are, then the traceback
         raise
     finally:
-        for sig in procs.STOP_SIGNALS:        # cleanup: kill exactly what we started, keep every finished cell
-            signal.signal(sig, signal.SIG_IGN)
-        procs.stop_all()
-        inventory.close()                     # after the roles: their stops travel through these connections
-        if run_dir is not None:
-            try:
-                report.update(run_dir, charts=True)        # a planner's charts too, drawn once at the end
-            except Exception as e:            # keep the exit code and the message below
-                print(f"WARNING: the reports were not rewritten: {e!r}", file=sys.stderr)
-            if rc != 0:
-                print(f"stopped (exit {rc}); finished cells are in {run_dir}/results.md", file=sys.stderr)
+        clean_up(run_dir, rc)
     return rc
+
+
+def clean_up(run_dir, rc):
+    """The end of every run, however it ends: kill exactly what we started, keep every finished cell."""
+    for sig in procs.STOP_SIGNALS:
+        signal.signal(sig, signal.SIG_IGN)
+    procs.stop_all()
+    inventory.close()                     # after the roles: their stops travel through these connections
+    if run_dir is None:
+        return
+    leftovers.forget(run_dir)             # all stopped: nothing for the next run to end
+    try:
+        report.update(run_dir, charts=True)        # a planner's charts too, drawn once at the end
+    except Exception as e:                # keep the exit code and the message below
+        print(f"WARNING: the reports were not rewritten: {e!r}", file=sys.stderr)
+    if rc != 0:
+        print(f"stopped (exit {rc}); finished cells are in {run_dir}/results.md", file=sys.stderr)
 
 
 def host_jars(s):

@@ -2,11 +2,15 @@
 throwaway cluster in RUN_DIR/postgres) or the user's (DB_URL); its facts for the environment
 section; and, per measured window, the CPU its processes used and their memory.
 
-A cluster the bench starts is stopped at the end of the run, and on Ctrl-C, TERM or an error:
-procs.stop_all() (main's cleanup) runs `pg.sh stop` after stopping our children. pg_ctl puts the
-postmaster in a session of its own, so it is no child of ours and stopping our process groups
-would never reach it; the stop is registered before pg.sh start runs, so a Ctrl-C in the middle
-of the start stops what it started too.
+A cluster the bench starts is closed to all but the run (issue 40): the apps, psql and pgbench log
+in as lab, which is not a superuser, with a password made for the run (secrets.token_urlsafe) that
+reaches pg.sh and the apps as LAB_DB_PASSWORD, psql and pgbench as PGPASSWORD, in their environment
+only (never argv, which every user sees in ps). A DB_URL's server is the user's: no password is sent.
+
+On one box the postmaster is a child of ours (`pg.sh run`: in the foreground, killed by the kernel
+when the bench dies, even by SIGKILL), stopped like the other children at the end of the run, on
+Ctrl-C, TERM or an error (procs.stop_all: QUIT, PostgreSQL's immediate shutdown: the data is
+throwaway); then `pg.sh clean` drops its home under /tmp, if it had one.
 
 With HOSTS (issue 28) the cluster is a role on the db host like remote-sleep on the backend host:
 `pg.sh serve` under bench/tools/host-run.sh, listening on that host's address and open to the app's host
@@ -15,45 +19,51 @@ stops when its ssh session is told to or ends (a bench that dies stops it too); 
 are read there by bench/labbench/pgusage.py, the same code that reads them here.
 """
 import re
+import secrets
 import shlex
+import signal
 import socket
 import subprocess
 import threading
 import time
-from pathlib import Path
 
 from . import db, place, procs
 from .pgusage import cluster_pids, cluster_ticks, pss_kb, stat_fields, usage  # noqa: F401  (tests read them here)
 
 PG_SH = "bench/tools/pg.sh"
+PASSWORD_ENV = "LAB_DB_PASSWORD"       # pg.sh and the apps read lab's password here (DbConfig)
 
 
 class Cluster:
-    def __init__(self, url, started_by, data_dir=None, bindir="", host_pid=None):
+    def __init__(self, url, started_by, pid=None, on_host=False, bindir="", password=""):
         self.url = url
         self.started_by = started_by        # "the bench (bench/tools/pg.sh)" or "DB_URL (not the bench)"
-        self.data_dir = data_dir            # ours here: where postmaster.pid is (its processes are measurable)
-        self.host_pid = host_pid            # ours on the db host (HOSTS): its postmaster's pid there
+        self.pid = pid                      # ours: its postmaster's (a child here, or on the db host)
+        self.on_host = on_host              # HOSTS: the postmaster runs on the db host
         self.bindir = bindir                # psql and pgbench, where they run (here, or the first load host)
+        self.password = password            # lab's, for a cluster of ours ("" for DB_URL's)
         self.facts = {}
 
     def postmaster_pid(self):
-        """The postmaster's PID (the first line of postmaster.pid), or None (not ours, or stopped)."""
-        if self.host_pid or self.data_dir is None:
-            return self.host_pid
-        try:
-            return int((self.data_dir / "postmaster.pid").read_text().split()[0])
-        except (OSError, ValueError, IndexError):
-            return None
+        """The postmaster's PID, or None (not ours)."""
+        return self.pid
 
     def window(self):
         """The CPU and memory of its processes over a measured window (None: not ours to measure)."""
-        pid = self.postmaster_pid()
+        pid = self.pid
         if not pid:
             return None
-        if self.host_pid:
+        if self.on_host:
             return Window(pid, read=lambda: usage_on(place.host("db"), pid))
         return Window(pid)
+
+    def client_env(self):
+        """The environment psql and pgbench need: PGPASSWORD, for a cluster of ours."""
+        return {"PGPASSWORD": self.password} if self.password else {}
+
+    def app_env(self):
+        """The environment an app needs to log in (DbConfig reads it)."""
+        return {PASSWORD_ENV: self.password} if self.password else {}
 
 
 def usage_on(h, pid):
@@ -90,22 +100,10 @@ def start(s, run_dir, bin_dir):
         bin_dir = bindir_on(place.host("loadgen"))
     if s.db_url:
         cluster = Cluster(s.db_url, "DB_URL (not the bench: its CPU and memory are not measured)", bindir=bin_dir)
-    elif place.placed():
-        cluster, reason = start_on_host(s, run_dir, bin_dir)
-        if reason:
-            return None, reason
+        facts, reason = read_facts(cluster, run_dir / "logs" / "postgres-facts.log")
     else:
-        data = (run_dir / "postgres").resolve()
-        procs.AT_STOP.append(lambda: stop(data))       # before the start: a Ctrl-C during it stops it too
-        log = run_dir / "logs" / "postgres-start.log"
-        # the postmaster and its backends inherit the CPUs pg.sh was started on (CPUSETS' backend)
-        rc = procs.run(place.command("backend", [PG_SH, "start", str(data), str(free_port()),
-                                                 str(db.max_connections(s.db_pool))]), out=log)
-        lines = procs.read_lines(log)
-        if rc != 0 or not lines or not lines[-1].startswith("postgresql://"):
-            return None, f"bench/tools/pg.sh start failed: {lines[-1] if lines else f'exit {rc}'} (see logs/{log.name})"
-        cluster = Cluster(lines[-1].strip(), "the bench (bench/tools/pg.sh, stopped at the end)", data / "data", bin_dir)
-    facts, reason = read_facts(cluster, run_dir / "logs" / "postgres-facts.log")
+        starter = start_on_host if place.placed() else start_here
+        cluster, facts, reason = starter(s, run_dir, bin_dir, secrets.token_urlsafe(24))
     if reason:
         return None, reason
     cluster.facts = facts
@@ -115,43 +113,67 @@ def start(s, run_dir, bin_dir):
     return cluster, None
 
 
-def start_on_host(s, run_dir, bin_dir, timeout_s=90):
-    """HOSTS: `pg.sh serve` on the db host, a role stopped like the others (procs.stop_all); (Cluster,
-    None) once it prints its URL and postmaster pid, or (None, why not)."""
+def start_here(s, run_dir, bin_dir, password, timeout_s=90):
+    """`pg.sh run` as a child of ours, until psql reads its facts: (Cluster, facts, None), or
+    (None, None, why not)."""
+    data = (run_dir / "postgres").resolve()
+    procs.AT_STOP.append(lambda: clean(data))       # after stop_all has stopped the postmaster, our child
+    log = run_dir / "logs" / "postgres.log"
+    # the postmaster and its backends inherit the CPUs pg.sh was started on (CPUSETS' backend)
+    proc = place.start("db", [PG_SH, "run", str(data), str(free_port()), str(db.max_connections(s.db_pool))],
+                       out=log, env={PASSWORD_ENV: password})
+    proc.stop_signal = signal.SIGQUIT            # immediate shutdown: the data is throwaway
+    deadline = time.monotonic() + timeout_s
+    while True:
+        url = next((x.strip() for x in procs.read_lines(log) if x.startswith("postgresql://")), None)
+        if url:
+            cluster = Cluster(url, "the bench (bench/tools/pg.sh run, stopped at the end)", proc.pid,
+                              bindir=bin_dir, password=password)
+            facts, reason = read_facts(cluster, run_dir / "logs" / "postgres-facts.log")
+            if reason is None:
+                return cluster, facts, None
+        if not procs.alive(proc) or time.monotonic() > deadline:
+            lines = procs.read_lines(log)
+            why = next((x for x in reversed(lines) if "ERROR" in x or "FATAL" in x), lines[-1] if lines else "no output")
+            return None, None, f"bench/tools/pg.sh run failed: {why} (see logs/{log.name})"
+        time.sleep(0.2)
+
+
+def start_on_host(s, run_dir, bin_dir, password, timeout_s=90):
+    """HOSTS: `pg.sh serve` on the db host, a role stopped like the others (procs.stop_all);
+    (Cluster, facts, None) once it prints its URL and postmaster pid and psql reads its facts, or
+    (None, None, why not)."""
     h = place.host("db")
     clients = sorted({h.address, place.address("app"), place.host("loadgen").address})
     rc, port = place.remote_run(h, "python3 -c 'import socket; s = socket.socket(); s.bind((\"\", 0)); "
                                    "print(s.getsockname()[1])'")
     if rc != 0 or not port.strip().isdigit():
-        return None, f"no free port on db host {h.name}: {port.strip() or f'exit {rc}'}"
+        return None, None, f"no free port on db host {h.name}: {port.strip() or f'exit {rc}'}"
     log = run_dir / "logs" / "postgres-start.log"
     data = f"/tmp/lab-pg-{run_dir.name}-{port.strip()}"        # pg.sh serve deletes it when it stops
     proc = place.start("db", [PG_SH, "serve", data, port.strip(), str(db.max_connections(s.db_pool)), h.address,
-                              *clients], out=log)
+                              *clients], out=log, env={PASSWORD_ENV: password})
     deadline = time.monotonic() + timeout_s
     while True:
         lines = procs.read_lines(log)
         url = next((x.strip() for x in lines if x.startswith("postgresql://")), None)
         pid = next((int(m.group(1)) for m in map(re.compile(r"pg\.sh: postmaster pid (\d+)").match, lines) if m), None)
         if url and pid:
-            return Cluster(url, f"the bench (bench/tools/pg.sh serve on {h.name}, stopped at the end)",
-                           bindir=bin_dir, host_pid=pid), None
+            cluster = Cluster(url, f"the bench (bench/tools/pg.sh serve on {h.name}, stopped at the end)", pid,
+                              on_host=True, bindir=bin_dir, password=password)
+            facts, reason = read_facts(cluster, run_dir / "logs" / "postgres-facts.log")
+            return (None, None, reason) if reason else (cluster, facts, None)
         if not procs.alive(proc) or time.monotonic() > deadline:
             why = next((x for x in reversed(lines) if x.startswith("ERROR")), lines[-1] if lines else "no output")
-            return None, f"bench/tools/pg.sh serve on {h.name} failed: {why} (see logs/{log.name})"
+            return None, None, f"bench/tools/pg.sh serve on {h.name} failed: {why} (see logs/{log.name})"
         time.sleep(0.1)
 
 
-def stop(data_dir, wait_s=10.0):
-    """pg.sh stop (immediate: the data is throwaway); a no-op when it is not running. pg_ctl returns
-    once postmaster.pid is gone, a moment before the postmaster's process is: wait for that too,
-    so nothing of the cluster outlives the run."""
-    pid = Cluster("", "", data_dir / "data").postmaster_pid()
-    procs.run([PG_SH, "stop", str(data_dir)], out=data_dir.parent / "postgres-stop.log"
+def clean(data_dir):
+    """`pg.sh clean`: once its postmaster has stopped, a cluster's home under /tmp (where root's
+    cluster lives when the postgres user cannot reach the run directory) deleted, its logs kept."""
+    procs.run([PG_SH, "clean", str(data_dir)], out=data_dir.parent / "postgres-clean.log"
               if data_dir.parent.exists() else None)
-    deadline = time.monotonic() + wait_s
-    while pid and Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
 
 
 def psql_args(bin_dir, url):
@@ -161,22 +183,21 @@ def psql_args(bin_dir, url):
 
 
 FACTS = ("server_version", "max_connections", "fsync", "synchronous_commit", "shared_buffers")
+# name=value lines: read out of a log that may hold other lines too (bench/tools/host-run.sh's)
+FACTS_SQL = ("SELECT f || '=' || current_setting(f) FROM unnest(ARRAY['"
+             + "', '".join(FACTS) + "']) WITH ORDINALITY AS t(f, i) ORDER BY i")
 
 
 def read_facts(cluster, out):
-    """Its version and the settings that shape a cell (SHOW ...), through psql; (facts, None) or
-    (None, why not: it does not answer)."""
-    sql = "; ".join(f"SHOW {f}" for f in FACTS)
-    cmd = [*psql_args(cluster.bindir, cluster.url), "-c", sql]
-    if place.placed():                     # where pgbench runs: its stdout only (no host-run lines)
-        rc, text = place.remote_run(place.host("loadgen"), shlex.join(cmd))
-        out.write_text(text)
-    else:
-        rc = procs.run(cmd, out=out)
+    """Its version and the settings that shape a cell, through psql where pgbench runs (with
+    PGPASSWORD in its environment); (facts, None) or (None, why not: it does not answer)."""
+    cmd = [*psql_args(cluster.bindir, cluster.url), "-c", FACTS_SQL]
+    rc = place.run("loadgen", cmd, out, env=cluster.client_env())
     lines = procs.read_lines(out)
-    if rc != 0 or len(lines) < len(FACTS):
-        return None, f"PostgreSQL at {cluster.url} does not answer psql: {lines[-1] if lines else f'exit {rc}'}"
-    facts = dict(zip(FACTS, (line.strip() for line in lines[-len(FACTS):])))
+    facts = dict(line.strip().split("=", 1) for line in lines if line.strip().split("=", 1)[0] in FACTS)
+    if rc != 0 or len(facts) < len(FACTS):
+        said = [x for x in lines if not x.startswith("host-run: ")]
+        return None, f"PostgreSQL at {cluster.url} does not answer psql: {said[-1] if said else f'exit {rc}'}"
     facts["started_by"], facts["url"] = cluster.started_by, cluster.url
     return facts, None
 

@@ -7,8 +7,16 @@ harness, which then stops each child in order (an app gets its TERM and writes i
 archive). The price: nothing else stops them, so every child is on CHILDREN from before it can
 run until it has been reaped, and stop_all() (main's cleanup) stops what is left, by group id =
 the child's own PID: exactly what we started, never a name.
+
+A bench that is SIGKILLed runs no cleanup (issue 40): each child is told to die with it, SIGKILL
+on its parent's death (PR_SET_PDEATHSIG, set before exec; exec keeps it, taskset's too). The
+kernel sends it when the thread that forked the child ends, so children start from the main thread
+(every caller does). It does not pass to a child's own children, nor past a change of user:
+PostgreSQL is run in the foreground for that (pg.py, bench/tools/pg.sh run). And each child's PID
+and start time go to the run's record (record_to), which the next run reads (leftovers.py).
 """
 import contextlib
+import ctypes
 import os
 import re
 import signal
@@ -20,6 +28,10 @@ AT_STOP = []                  # what stop_all() also stops, after them: servers 
                               # (the PostgreSQL cluster pg_ctl detaches: pg.stop)
 CLK_TCK = os.sysconf("SC_CLK_TCK")   # /proc/PID/stat counts CPU time in these ticks
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+RECORD = []                   # [the file start() records each child in], once record_to() named one
+_LIBC = ctypes.CDLL(None, use_errno=True)
+_PR_SET_PDEATHSIG = 1         # <linux/prctl.h>
+_BENCH = os.getpid()          # the children's parent: the bench
 
 
 @contextlib.contextmanager
@@ -34,10 +46,40 @@ def signals_held():
 
 
 def in_child():
-    """Runs in the child before exec: a group of its own, and the signals we held unblocked
-    (a signal mask survives exec, and a child that cannot get TERM cannot be stopped)."""
+    """Runs in the child before exec: a group of its own, SIGKILL when the bench dies, and the
+    signals we held unblocked (a signal mask survives exec, and a child that cannot get TERM cannot
+    be stopped)."""
     os.setpgid(0, 0)
+    _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != _BENCH:        # the bench died before the line above: nothing would kill us
+        os.kill(os.getpid(), signal.SIGKILL)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+
+
+def start_time(pid):
+    """When a process started (ticks since boot, /proc/PID/stat field 22): with its PID, what names
+    it across time (a PID is reused); None when there is no such process."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rpartition(") ")[2].split()[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def record_to(path):
+    """From now on start() records each child (PID, start time, command) in `path`, after a first
+    line for the bench itself; None: no more."""
+    RECORD.clear()
+    if path is not None:
+        with open(path, "w") as f:
+            f.write(f"bench\t{os.getpid()}\t{start_time(os.getpid())}\n")
+        RECORD.append(path)
+
+
+def _record(p, cmd):
+    if RECORD:
+        with open(RECORD[0], "a") as f:
+            f.write(f"{p.pid}\t{start_time(p.pid)}\t{' '.join(map(str, cmd))[:300]}\n")
 
 
 def start(cmd, out=None, env=None, stop_by_stdin=False):
@@ -53,6 +95,7 @@ def start(cmd, out=None, env=None, stop_by_stdin=False):
             if log:
                 log.close()
         CHILDREN.append(p)
+        _record(p, cmd)
     return p
 
 
@@ -124,10 +167,11 @@ def stop(p, sig=signal.SIGTERM, grace_s=5.0):
 
 
 def stop_all():
-    """Stop every child still running, the newest first (an app before remote-sleep), then what
-    AT_STOP holds (each once: a second stop_all finds nothing left)."""
+    """Stop every child still running, the newest first (an app before remote-sleep), each with its
+    stop_signal (TERM unless set: PostgreSQL's is QUIT), then what AT_STOP holds (each once: a second
+    stop_all finds nothing left)."""
     for p in list(reversed(CHILDREN)):
-        stop(p)
+        stop(p, getattr(p, "stop_signal", signal.SIGTERM))
     while AT_STOP:
         AT_STOP.pop()()
 

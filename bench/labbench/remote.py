@@ -13,7 +13,7 @@ def start(lab):
     lab.remote = place.start("backend", [place.java("backend", m.java), *place.jvm_flags("backend", s.java_opts),
                                          *s.java_opts, "-jar", "remote-sleep/target/remote-sleep.jar",
                                          "--host", place.address("backend"), "--port", str(s.remote_port),
-                                         "--delay-ms", str(s.sleep_ms)], out=log)
+                                         "--delay-ms", str(s.sleep_ms)], out=log, env=web.admin_env())
     reason = web.wait_ready(lab.remote, lab.url(s.remote_port, "/stats"), log, [s.remote_port], s.start_timeout,
                               host=place.address("backend"))
     if reason:

@@ -1,6 +1,13 @@
 """HTTP to the servers the lab started: a request, its JSON, and waiting until a server answers or
-has nothing left in flight. Never through a proxy: every URL is 127.0.0.1 or a host of HOSTS."""
+has nothing left in flight. Never through a proxy: every URL is 127.0.0.1 or a host of HOSTS.
+
+The run's admin token (issue 40): the app's admin port and remote-sleep's /fault answer a call that
+changes their state (POST /pool, /stats/reset, /profile/*, POST and DELETE /fault) only with it, so
+that no one else who reaches them (every local user on one box, the network with HOSTS) can. Made
+once per run (new_token), given to every JVM the bench starts in its environment (admin_env; never
+argv, which every user sees in ps), sent on every request here as Authorization: Bearer."""
 import json
+import secrets
 import socket
 import time
 import urllib.error
@@ -11,11 +18,25 @@ from . import procs
 
 # Never through a proxy: every URL here is 127.0.0.1 or a host of HOSTS, and http_proxy may be set.
 _OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+TOKEN_ENV = "LAB_ADMIN_TOKEN"     # where the JVMs read the token (AdminAccess, RemoteSleep)
+_TOKEN = []                       # [the run's token], once new_token() has made it
+
+
+def new_token():
+    """A new random token for this run's servers (the module's docstring)."""
+    _TOKEN[:] = [secrets.token_urlsafe(32)]
+
+
+def admin_env():
+    """The environment a JVM of the run needs for its admin calls: the token ({} before new_token)."""
+    return {TOKEN_ENV: _TOKEN[0]} if _TOKEN else {}
 
 
 def http(url, method="GET", timeout=5.0):
-    """(status, body bytes) of a local URL; raises OSError when it does not answer."""
-    req = urllib.request.Request(url, method=method, data=b"" if method == "POST" else None)
+    """(status, body bytes) of a local URL, with the run's token; raises OSError when it does not
+    answer. The token goes on every request: they all go to the run's own servers."""
+    headers = {"Authorization": f"Bearer {_TOKEN[0]}"} if _TOKEN else {}
+    req = urllib.request.Request(url, method=method, data=b"" if method == "POST" else None, headers=headers)
     try:
         with _OPENER.open(req, timeout=timeout) as r:
             return r.status, r.read()

@@ -5,7 +5,8 @@
 # Checks that bad settings exit 2 and start nothing; installs matplotlib (the charts' venv) and runs
 # the Python unit tests (bench/tests/test_*.py: settings, matrix, the report package, compare, the sweep and its
 # charts), failing if a test was skipped for want of matplotlib; checks that SIGTERM stops a run
-# with exit 143 and leaves nothing listening; runs async-servlet and sync-servlet on both
+# with exit 143 and leaves nothing listening; that a local user who is not the bench's gets 401 from
+# every state-changing admin and /fault call and changes nothing (issue 40); runs async-servlet and sync-servlet on both
 # containers with 1 thread, 10 connections, 2 s cells and a 200 ms remote, twice (REPEAT=2); then
 # checks the files, the JSON fields, the model (async >= 50 % of the ceiling, sync between 0.5x and
 # 2x its Little's-law bound, 1 handler thread), a results.md row per app with its figure, and
@@ -16,7 +17,8 @@
 # vegeta's open loop; slow-upload and slow-download (nio-servlet keeps serving: >= 2x sync-servlet and >= 20 % of the ceiling;
 # sync-servlet does not); fan-out; one WARMUP=auto run (the others use 1 s). After every run: no line starting with WARNING or ERROR and no
 # Traceback in its output, and 0 errors (connect, read, write, non-2xx status) and 0 timeouts in
-# every ok wrk cell. `make sweep` runs on a tiny sweep (2 levels x 2 variants, 2 s cells): its
+# every ok wrk cell. With PostgreSQL: a kill -9 of the bench mid-cell leaves no process of the run
+# after 15 s, lab's password is needed, and the next run starts cleanly. `make sweep` runs on a tiny sweep (2 levels x 2 variants, 2 s cells): its
 # tables, knee line and chart files. HOSTS on 5 network namespaces with an sshd each
 # (bench/tests/hosts-test.sh). shellcheck when it is installed.
 # Prints "N passed, M failed" last and exits 1 when anything failed.
@@ -233,10 +235,81 @@ EOF2
         echo "a PostgreSQL of the run is still running"; return 1
     fi
 }
+# as_stranger CMD...: CMD as a local user who is not the bench's (nobody, when we are root; else
+# ourselves, without the run's token or password).
+as_stranger() {
+    if [[ $(id -u) -eq 0 ]]; then setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$@"; else "$@"; fi
+}
+
+# killed_mid_cell: kill -9 of the bench while a BACKEND=postgres cell's wrk runs (issue 40). Before the
+# kill, lab without its password is refused by psql, and a stranger cannot reach the cluster's socket;
+# after it, within 15 s, no process of the run is left: none of its recorded children (the app's JVM,
+# PostgreSQL, wrk, ...) and no process of its cluster (their working directory is its data directory).
+# The next run in the same RESULTS_DIR (the BACKEND=postgres run below) then starts cleanly.
+killed_mid_cell() {
+    local pid run url port data home t0 left
+    BACKEND=postgres APPS=async-servlet CONTAINERS=jetty THREADS=1 WRK_THREADS=2 CONNECTIONS=10 DURATION=5s \
+        SLEEP_MS=200 DB_POOL=10 DB_DRIVER=r2dbc RESULTS_DIR="$TMP/db" ./bench.sh >"$TMP/kill.out" 2>&1 &
+    pid=$!
+    for _ in {1..1200}; do grep -q '^  \$ wrk' "$TMP/kill.out" && break; sleep 0.1; done
+    run=$(cd "$TMP/db/latest" && pwd -P)
+    url=$(grep -m1 '^postgresql://' "$run/logs/postgres.log")
+    port=${url##*:}; port=${port%%/*}
+    data="$run/postgres"
+    home="/tmp/lab-pg-home.$(printf %s "$data" | sha256sum | cut -c1-16)"
+    [[ -d $home ]] || home=$data
+    if as_stranger "$(bench/tools/pg.sh bindir)/psql" -w -h 127.0.0.1 -p "$port" -U lab -d lab -c 'SELECT 1' 2>&1; then
+        kill -KILL "$pid"; echo "psql as lab without the password got in"; return 1
+    fi
+    if PGPASSWORD=wrong "$(bench/tools/pg.sh bindir)/psql" -w -h 127.0.0.1 -p "$port" -U lab -d lab -c 'SELECT 1' 2>&1; then
+        kill -KILL "$pid"; echo "psql as lab with a wrong password got in"; return 1
+    fi
+    if as_stranger "$(bench/tools/pg.sh bindir)/psql" -w -h "$home/data" -p "$port" -U lab -d lab -c 'SELECT 1' 2>&1; then
+        kill -KILL "$pid"; echo "a stranger got in through the socket"; return 1
+    fi
+    kill -KILL "$pid"
+    t0=$SECONDS
+    wait "$pid" 2>/dev/null || true
+    tail -n 3 "$TMP/kill.out"
+    for _ in {1..150}; do
+        left=$(run_processes "$run/children.txt" "$home/data")
+        [[ -z $left ]] && break
+        sleep 0.1
+    done
+    echo "after the kill -9: $(wc -l <"$run/children.txt") processes recorded; left after $((SECONDS - t0)) s: ${left:-none}"
+    [[ -z $left ]]
+}
+
+# run_processes RECORD DATA_DIR: the PIDs still running of those RECORD names (with their start time)
+# and of the processes whose working directory is DATA_DIR (a PostgreSQL cluster's, backends included).
+run_processes() {
+    python3 - "$@" <<'EOF2'
+import os, sys
+def started(pid):
+    try:
+        fields = open(f"/proc/{pid}/stat").read().rpartition(") ")[2].split()
+    except OSError:
+        return None
+    return None if fields[0] == "Z" else fields[19]
+left = [f.split("\t")[0] for f in open(sys.argv[1]).read().splitlines()[1:]
+        if started(f.split("\t")[0]) == f.split("\t")[1]]
+for pid in filter(str.isdigit, os.listdir("/proc")):
+    try:
+        if os.readlink(f"/proc/{pid}/cwd") == sys.argv[2] and started(pid):
+            left.append(pid)
+    except OSError:
+        pass
+print(" ".join(f"{p} ({open(f'/proc/{p}/comm').read().strip()})" for p in sorted(set(left))))
+EOF2
+}
+
 if bench/tools/pg.sh bindir >/dev/null 2>&1; then
+    section "kill -9 of the bench mid-cell (BACKEND=postgres): nothing of the run is left; psql without lab's password refused"
+    check "kill -9 mid-cell: no java, postgres or wrk of the run left after 15 s; lab's password needed" killed_mid_cell
     section "BACKEND=postgres on a tiny matrix (async-servlet, 1 thread, R2DBC and the executor trap; about 30 s)"
     check "BACKEND=mysql" bad_setting BACKEND=mysql
     check "DB_POOL=0" bad_setting BACKEND=postgres DB_POOL=0
+    # the next run after the killed one, in the same RESULTS_DIR: it starts cleanly
     bench_run "BACKEND=postgres runs a tiny DB matrix and stops its PostgreSQL" db env BACKEND=postgres APPS=async-servlet \
         CONTAINERS=jetty THREADS=1 WRK_THREADS=2 CONNECTIONS=10 DURATION=2s SLEEP_MS=200 WARMUP=1s DB_POOL=10 \
         DB_EXECUTOR_THREADS=2 RESULTS_DIR="$TMP/db" make -s bench
@@ -264,6 +337,50 @@ sigterm_stops_the_run() {
 }
 section "SIGTERM stops a run and everything it started"
 check "SIGTERM: exit 143, results kept, nothing left listening" sigterm_stops_the_run
+
+# strangers_are_refused: the app and remote-sleep as the bench starts them (the run's token and
+# directory in their environment, issue 40). A local user who is not the bench's gets 401 from
+# POST /pool, /stats/reset, /profile/start and /profile/stop?dir=... on the admin port and from POST
+# and DELETE /fault, and changes nothing; that user cannot read the token from /proc/PID/environ. With
+# the token a profile is written under the run's directory and nowhere else (403).
+strangers_are_refused() {
+    local token app remote code path java bad=0 curl=(curl -s -o /dev/null -w '%{http_code}' --max-time 10)
+    java="$(bench/tools/java-home.sh)/bin/java"
+    token=$(python3 -c 'import secrets; print(secrets.token_urlsafe(32))')
+    mkdir -p "$TMP/guard/run"
+    LAB_ADMIN_TOKEN=$token "$java" -jar remote-sleep/target/remote-sleep.jar --port "$REMOTE_PORT" --delay-ms 10 \
+        >"$TMP/guard/remote.log" 2>&1 &
+    remote=$!
+    LAB_ADMIN_TOKEN=$token LAB_PROFILE_DIR="$TMP/guard/run" "$java" -jar sync-servlet/target/sync-servlet.jar \
+        --app sync-servlet --container jetty --threads 1 --port "$APP_PORT" --admin-port "$ADMIN_PORT" \
+        --remote "http://127.0.0.1:$REMOTE_PORT" >"$TMP/guard/app.log" 2>&1 &
+    app=$!
+    for _ in {1..300}; do curl -sf "http://127.0.0.1:$ADMIN_PORT/stats" >/dev/null && break; sleep 0.1; done
+    for path in "$ADMIN_PORT/pool?threads=4" "$ADMIN_PORT/stats/reset" "$ADMIN_PORT/profile/start" \
+            "$ADMIN_PORT/profile/stop?dir=/tmp/lab-stranger" "$REMOTE_PORT/fault?schedule=60s:hang"; do
+        code=$(as_stranger "${curl[@]}" -X POST "http://127.0.0.1:$path")
+        echo "a stranger's POST $path: $code"; [[ $code == 401 ]] || bad=1
+    done
+    code=$(as_stranger "${curl[@]}" -X DELETE "http://127.0.0.1:$REMOTE_PORT/fault")
+    echo "a stranger's DELETE /fault: $code"; [[ $code == 401 ]] || bad=1
+    if [[ $(id -u) -eq 0 ]] && as_stranger cat "/proc/$app/environ" >/dev/null 2>&1; then
+        echo "a stranger reads the app's environment"; bad=1
+    fi
+    curl -s "http://127.0.0.1:$ADMIN_PORT/stats" | grep -q '"threads":1,' || { echo "the pool changed"; bad=1; }
+    curl -s "http://127.0.0.1:$REMOTE_PORT/fault" | grep -q '"schedule":null' || { echo "the fault schedule changed"; bad=1; }
+    [[ ! -e /tmp/lab-stranger ]] || { echo "/tmp/lab-stranger was created"; bad=1; }
+    code=$("${curl[@]}" -X POST -H "Authorization: Bearer $token" "http://127.0.0.1:$ADMIN_PORT/profile/start")
+    echo "the bench's POST /profile/start: $code"; [[ $code == 200 ]] || bad=1
+    code=$("${curl[@]}" -X POST -H "Authorization: Bearer $token" "http://127.0.0.1:$ADMIN_PORT/profile/stop?dir=$TMP/guard/elsewhere")
+    echo "the bench's POST /profile/stop outside the run: $code"; [[ $code == 403 && ! -e $TMP/guard/elsewhere ]] || bad=1
+    code=$("${curl[@]}" -X POST -H "Authorization: Bearer $token" "http://127.0.0.1:$ADMIN_PORT/profile/stop?dir=$TMP/guard/run/p")
+    echo "the bench's POST /profile/stop in the run: $code"; [[ $code == 200 && -s $TMP/guard/run/p/flame.html ]] || bad=1
+    kill "$app" "$remote"
+    wait "$app" "$remote" 2>/dev/null || true
+    return "$bad"
+}
+check "a local user who is not the bench's: POST /pool, /stats/reset, /profile/*, POST and DELETE /fault are 401 and change nothing" \
+    strangers_are_refused
 
 section "a tiny matrix, twice (REPEAT=2: 2 x (4 cells + 1 calibration), about 80 s)"
 export APPS="async-servlet sync-servlet" CONTAINERS="jetty tomcat" THREADS=1 WRK_THREADS=10 \

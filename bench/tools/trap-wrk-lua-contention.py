@@ -72,16 +72,18 @@ def main():
     out = Path(os.environ.get("OUT", "/tmp/trap-wrk-lua"))
     out.mkdir(parents=True, exist_ok=True)
     rp, ap, adp = free_port(), free_port(), free_port()
+    web.new_token()        # the warm-up's POST /fault needs it; the JVMs get it in their environment (issue 40)
+    env = dict(os.environ, **web.admin_env())
     try:
         # pinned to 1 CPU a JVM would pick Serial GC: the bench's own flags keep G1 (place.jvm_flags)
         procs.start(place.command("backend", [java, *place.jvm_flags("backend", []), "-jar",
                                               str(ROOT / "remote-sleep/target/remote-sleep.jar"),
-                                              "--host", "127.0.0.1", "--port", str(rp)]), out=out / "remote.log")
+                                              "--host", "127.0.0.1", "--port", str(rp)]), out=out / "remote.log", env=env)
         app = procs.start(place.command("app", [java, *place.jvm_flags("app", []), "-jar",
                                                 str(ROOT / module / "target" / f"{module}.jar"),
                                                 "--app", app_name, "--container", container, "--threads", threads,
                                                 "--host", "127.0.0.1", "--port", str(ap), "--admin-port", str(adp),
-                                                "--remote", f"http://127.0.0.1:{rp}"]), out=out / "app.log")
+                                                "--remote", f"http://127.0.0.1:{rp}"]), out=out / "app.log", env=env)
         admin, url = f"http://127.0.0.1:{adp}/stats", f"http://127.0.0.1:{ap}/call"
         why = web.wait_ready(app, admin, out / "app.log", [ap, adp], 60)
         if why:

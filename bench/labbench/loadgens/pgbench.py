@@ -63,7 +63,7 @@ class PgBench(LoadGen):
         print(f"  $ {place.shown('loadgen', cmd)}")
         # the box's CPU: the database's host's (the same box here), where a saturated CPU would cap the tps
         box0, window = place.box_ticks("db"), lab.db.window()
-        rc = place.run("loadgen", cmd, out=d / self.output)
+        rc = place.run("loadgen", cmd, out=d / self.output, env=lab.db.client_env())     # PGPASSWORD: never argv
         box1 = place.box_ticks("db")
         if remove:                     # now, and not again at the end
             procs.AT_STOP.remove(remove)

@@ -4,6 +4,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
+import lab.common.admin.AdminAccess;
 import lab.common.admin.AdminServer;
 import lab.common.config.LabConfig;
 import lab.common.container.Container;
@@ -110,7 +111,8 @@ public final class Launcher implements AutoCloseable {
             container = Container.start(config, endpoint, stats, remote);
             stats.queueOf(container::queued);
             stats.qosOf(container::qosJson, container::resetLimitCounts);
-            AdminServer admin = new AdminServer(config.host(), config.adminPort(), stats);
+            // The bench's token and run directory come in the environment, never on the command line.
+            AdminServer admin = new AdminServer(config.host(), config.adminPort(), stats, AdminAccess.fromEnvironment());
             Launcher lab = new Launcher(config, stats, remote, container, admin, endpoint);
             admin.onResize(lab::resize);
             return lab;
@@ -128,6 +130,11 @@ public final class Launcher implements AutoCloseable {
 
     public int adminPort() {
         return admin.port();
+    }
+
+    /** The token the admin port's state-changing calls need ({@link AdminAccess}): for in-process callers (tests). */
+    public String adminToken() {
+        return admin.token();
     }
 
     public Stats stats() {

@@ -93,7 +93,7 @@ public abstract class DbContract extends RemoteFixture {
     }
 
     private static DbConfig db(String app, String driver) {
-        return DbConfig.forTest(DbFixture.url(), app, driver);
+        return DbConfig.forTest(DbFixture.url(), app, driver).withPassword(DbFixture.password());
     }
 
     @ParameterizedTest(name = "{0} on {1}, threads {2}, --db-driver {3}")
@@ -269,6 +269,24 @@ public abstract class DbContract extends RemoteFixture {
                 && stderr.contains("onnect"), stderr);
     }
 
+    /**
+     * Issue 40: the lab's cluster takes lab with its password only (scram-sha-256): without it, or
+     * with a wrong one, the app does not start and says why; the password is never printed.
+     */
+    @Test
+    void theLabsClusterRefusesLabWithoutItsPassword() throws Exception {
+        assumeTrue(errorCases, "once per driver: in sync-servlet (jdbc) and async-servlet (r2dbc)");
+        String app = apps.get(0);
+        for (String wrong : new String[] {null, "not-" + DbFixture.password()}) {
+            LabConfig config = config(app, containerFor(app), 1, db(app, null).withPassword(wrong));
+            Exception e = assertThrows(Exception.class, () -> Launcher.start(config, factory).close());
+            assertTrue(String.valueOf(e.getMessage()).contains("cannot reach " + DbFixture.url())
+                    && e.getMessage().contains("password"), String.valueOf(e));
+        }
+        DbConfig db = db(app, null);
+        assertTrue(!db.toString().contains(DbFixture.password()) && db.toString().contains("password=(set)"), db.toString());
+    }
+
     /** Bad DB flags: exit 2 with ERROR and usage, in a JVM of its own, nothing started. */
     @Test
     void badDbFlagsExit2WithUsage() throws Exception {
@@ -348,9 +366,12 @@ public abstract class DbContract extends RemoteFixture {
         }, db -> db.contains("\"active\":0,"));
     }
 
+    /** A state-changing admin call, as the bench makes it: with the run's token (issue 40); it must answer 200. */
     private void adminPost(Launcher lab, String path) throws Exception {
-        http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + lab.adminPort() + path))
-                .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.discarding());
+        HttpResponse<String> answer = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + lab.adminPort() + path))
+                .header("Authorization", "Bearer " + lab.adminToken())
+                .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+        assertEquals(200, answer.statusCode(), path + ": " + answer.body());
     }
 
     private static int number(String json, String field) {

@@ -7,16 +7,22 @@ import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.util.Base64;
 import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
+import lab.common.config.DbConfig;
+
 /**
  * One throwaway PostgreSQL per test JVM (that is, per module's test run), started the one way the
  * lab has ({@code bench/tools/pg.sh}) on a free port in a temp dir, at the first test that asks,
  * and stopped by a shutdown hook whatever happens. Where none can start (no PostgreSQL installed,
- * pg.sh fails) the DB tests are skipped, with pg.sh's own reason.
+ * pg.sh fails) the DB tests are skipped, with pg.sh's own reason. Its role lab takes a password
+ * (scram-sha-256, issue 40): a random one per test JVM, handed to pg.sh in its environment
+ * ({@code LAB_DB_PASSWORD}) and to the apps in their config ({@link #password()}).
  */
 public final class DbFixture {
 
@@ -26,6 +32,7 @@ public final class DbFixture {
     private static int port;
     private static String url;
     private static String unavailable;
+    private static final String PASSWORD = randomPassword();
 
     private DbFixture() {
     }
@@ -35,6 +42,17 @@ public final class DbFixture {
         if (url == null && unavailable == null) start();
         assumeTrue(unavailable == null, unavailable);
         return url;
+    }
+
+    /** The password of the cluster's role lab. */
+    public static String password() {
+        return PASSWORD;
+    }
+
+    private static String randomPassword() {
+        byte[] bytes = new byte[24];
+        new SecureRandom().nextBytes(bytes);
+        return Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
     }
 
     private static void start() {
@@ -78,7 +96,9 @@ public final class DbFixture {
     private static String pg(String... args) throws Exception {
         List<String> command = new java.util.ArrayList<>(List.of("bash", script().toString()));
         command.addAll(List.of(args));
-        Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
+        builder.environment().put(DbConfig.PASSWORD_ENV, PASSWORD);     // in the environment, never argv
+        Process process = builder.start();
         String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         if (!process.waitFor(PG_TIMEOUT_S, TimeUnit.SECONDS)) {
             process.destroyForcibly();

@@ -126,6 +126,10 @@ public abstract class PoolResizeContract extends RemoteFixture {
                 // Jetty's pool cannot shrink to the 2 platform threads of a vN start (Tomcat's executor is replaced)
                 assertStatus(lab, "/pool?threads=v1", 400, "the pool only grows (2 now, asked v1, which runs on 2 platform threads, not 3)");
             }
+            // Issue 40: without the run's token, 401 and the pool as it was (checked below: "threads":2).
+            HttpResponse<String> anyone = http.send(HttpRequest.newBuilder(admin(lab, "/pool?threads=3"))
+                    .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+            assertEquals(401, anyone.statusCode(), anyone.body());
             HttpResponse<String> get = http.send(HttpRequest.newBuilder(admin(lab, "/pool?threads=3")).build(),
                     HttpResponse.BodyHandlers.ofString());
             assertEquals(405, get.statusCode(), get.body());
@@ -158,7 +162,8 @@ public abstract class PoolResizeContract extends RemoteFixture {
     }
 
     private HttpResponse<String> post(Launcher lab, String path) throws Exception {
-        return http.send(HttpRequest.newBuilder(admin(lab, path)).POST(HttpRequest.BodyPublishers.noBody()).build(),
+        return http.send(HttpRequest.newBuilder(admin(lab, path)).header("Authorization", "Bearer " + lab.adminToken())
+                .POST(HttpRequest.BodyPublishers.noBody()).build(),
                 HttpResponse.BodyHandlers.ofString());
     }
 

@@ -1,6 +1,10 @@
 package lab.remote;
 
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.SecureRandom;
 import java.util.ArrayDeque;
+import java.util.Base64;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -57,6 +61,13 @@ import org.eclipse.jetty.util.thread.QueuedThreadPool;
  * only until the schedule is replaced or cleared, or the remote stops: then their connections are
  * aborted (closed without a response). {@code /stats} counts them as {@code hung}, apart from
  * {@code inFlight} (the requests a timer will answer).
+ *
+ * <p><b>Only the bench changes the schedule (issue 40).</b> {@code /fault} is on the port every app
+ * calls, so anyone who reaches the backend could change a result mid-run: {@code POST} and
+ * {@code DELETE /fault} need {@code Authorization: Bearer <token>}, the run's token the bench gives
+ * this JVM in its environment ({@value #TOKEN_ENV}, never argv), else 401 and nothing changes.
+ * Started by hand without one, it makes a random token it tells no one: only {@code --fault} then
+ * sets a schedule. {@code GET /fault}, {@code /stats} and {@code /sleep} stay open: they change nothing.
  */
 public final class RemoteSleep implements AutoCloseable {
 
@@ -76,9 +87,13 @@ public final class RemoteSleep implements AutoCloseable {
     static final long WATCHDOG_AFTER_GRACE_MS = 3_000;
     /** GET /fault keeps the latest this many phase changes (older ones are counted as dropped). */
     static final int MAX_CHANGES = 10_000;
+    /** The environment variable that carries the run's token (the app's admin port takes the same). */
+    public static final String TOKEN_ENV = "LAB_ADMIN_TOKEN";
 
     private final Server server;
     private final ScheduledThreadPoolExecutor timer;
+    private final String token;        // POST and DELETE /fault need it (class comment)
+    private final boolean tokenGiven;  // from TOKEN_ENV, or made here and told to no one
     private final AtomicInteger inFlight = new AtomicInteger();
     private final AtomicInteger maxInFlight = new AtomicInteger();
     private final AtomicLong completed = new AtomicLong();
@@ -217,13 +232,15 @@ public final class RemoteSleep implements AutoCloseable {
      */
     public static RemoteSleep start(String host, int port, int delayMs, String faultSpec) throws Exception {
         FaultSchedule schedule = faultSpec == null ? null : FaultSchedule.parse(faultSpec);
-        RemoteSleep remote = new RemoteSleep(host, port, delayMs);
+        RemoteSleep remote = new RemoteSleep(host, port, delayMs, System.getenv(TOKEN_ENV));
         remote.server.start();
         if (schedule != null) remote.startFault(schedule);
         return remote;
     }
 
-    private RemoteSleep(String host, int port, int delayMs) {
+    private RemoteSleep(String host, int port, int delayMs, String token) {
+        tokenGiven = token != null && !token.isEmpty();
+        this.token = tokenGiven ? token : randomToken();
         timer = new ScheduledThreadPoolExecutor(1, r -> {
             Thread t = new Thread(r, "sleep-timer");
             t.setDaemon(true);
@@ -304,7 +321,15 @@ public final class RemoteSleep implements AutoCloseable {
 
     /** GET shows the schedule, POST ?schedule=SPEC starts one now, DELETE ends it; each answers GET's JSON. */
     private boolean handleFault(Request request, Response response, Callback callback) {
-        switch (request.getMethod()) {
+        String method = request.getMethod();
+        if ((method.equals("POST") || method.equals("DELETE")) && !authorized(request)) {
+            response.getHeaders().put(HttpHeader.WWW_AUTHENTICATE, "Bearer realm=\"remote-sleep\"");
+            return answer(response, callback, 401, tokenGiven
+                    ? method + " /fault changes the backend mid-run: it needs the header Authorization: Bearer <" + TOKEN_ENV + ">"
+                    : method + " /fault changes the backend mid-run, and this remote-sleep was started without " + TOKEN_ENV
+                            + ": start it with " + TOKEN_ENV + "=<a secret> in its environment and send Authorization: Bearer <it>");
+        }
+        switch (method) {
             case "GET" -> {
                 return answer(response, callback, 200, faultJson());
             }
@@ -509,6 +534,24 @@ public final class RemoteSleep implements AutoCloseable {
 
     public int port() {
         return ((ServerConnector) server.getConnectors()[0]).getLocalPort();
+    }
+
+    /** The token POST and DELETE /fault need: for in-process callers (tests). */
+    public String adminToken() {
+        return token;
+    }
+
+    /** True when the request carries {@code Authorization: Bearer <token>}; compared in constant time. */
+    private boolean authorized(Request request) {
+        String given = request.getHeaders().get(HttpHeader.AUTHORIZATION);
+        return given != null && MessageDigest.isEqual(("Bearer " + token).getBytes(StandardCharsets.UTF_8),
+                given.trim().getBytes(StandardCharsets.UTF_8));
+    }
+
+    private static String randomToken() {
+        byte[] bytes = new byte[32];
+        new SecureRandom().nextBytes(bytes);
+        return Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
     }
 
     @Override

@@ -70,12 +70,18 @@ class FaultScheduleTest {
     /** POST /fault?schedule=SPEC, URL-encoded unless {@code raw} (as a plain curl would send it). */
     private HttpResponse<String> post(String spec, boolean raw) throws Exception {
         String query = raw ? spec : URLEncoder.encode(spec, StandardCharsets.UTF_8);
-        return http.send(HttpRequest.newBuilder(uri("/fault?schedule=" + query)).POST(HttpRequest.BodyPublishers.noBody())
-                .build(), HttpResponse.BodyHandlers.ofString());
+        return http.send(HttpRequest.newBuilder(uri("/fault?schedule=" + query)).header("Authorization", bearer())
+                .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
     }
 
     private HttpResponse<String> delete() throws Exception {
-        return http.send(HttpRequest.newBuilder(uri("/fault")).DELETE().build(), HttpResponse.BodyHandlers.ofString());
+        return http.send(HttpRequest.newBuilder(uri("/fault")).header("Authorization", bearer()).DELETE().build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
+    /** The run's token, as the bench sends it (issue 40). */
+    private String bearer() {
+        return "Bearer " + remote.adminToken();
     }
 
     private static long number(String json, String field) {
@@ -320,6 +326,27 @@ class FaultScheduleTest {
         assertThrows(IllegalArgumentException.class, () -> RemoteSleep.start("127.0.0.1", 0, 1, "1s:nope"));
     }
 
+    /** Issue 40: without the run's token POST and DELETE /fault answer 401 and the backend is as it was. */
+    @Test
+    void onlyTheBenchChangesTheSchedule() throws Exception {
+        assertEquals(200, post("20s:delay=1", false).statusCode());
+        String before = get("/fault").body();
+        for (String auth : new String[] {null, "Bearer wrong", "Bearer " + remote.adminToken() + "x", remote.adminToken()}) {
+            for (String method : new String[] {"POST", "DELETE"}) {
+                HttpRequest.Builder request = HttpRequest.newBuilder(uri("/fault?schedule=10s:hang"))
+                        .method(method, HttpRequest.BodyPublishers.noBody());
+                if (auth != null) request.header("Authorization", auth);
+                HttpResponse<String> response = http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+                assertEquals(401, response.statusCode(), method + " with " + auth + ": " + response.body());
+                assertTrue(response.body().contains("Authorization: Bearer"), response.body());
+            }
+        }
+        assertEquals(before, get("/fault").body(), "a refused call changed the schedule");
+        assertTrue(get("/stats").body().contains("\"phase\":\"delay=1\""), get("/stats").body());
+        assertEquals(200, get("/sleep?ms=0").statusCode(), "/sleep stays open");
+        assertEquals(200, delete().statusCode());
+    }
+
     @Test
     void otherMethodsStay405() throws Exception {
         assertEquals(405, http.send(HttpRequest.newBuilder(uri("/sleep")).POST(HttpRequest.BodyPublishers.noBody()).build(),
@@ -349,8 +376,10 @@ class FaultScheduleTest {
     /** --fault starts the schedule with the server and the startup line names it. */
     @Test
     void theFaultFlagStartsTheScheduleAtStartup() throws Exception {
-        Process process = new ProcessBuilder(mainCommand("--port", "0", "--fault", "20s:error=100"))
-                .redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        ProcessBuilder builder = new ProcessBuilder(mainCommand("--port", "0", "--fault", "20s:error=100"))
+                .redirectError(ProcessBuilder.Redirect.DISCARD);
+        builder.environment().put(RemoteSleep.TOKEN_ENV, "token-from-the-environment");
+        Process process = builder.start();
         try {
             String line = new BufferedReader(new InputStreamReader(process.getInputStream())).readLine();
             Matcher listen = Pattern.compile("listening on http://127\\.0\\.0\\.1:(\\d+) ").matcher(String.valueOf(line));
@@ -359,6 +388,13 @@ class FaultScheduleTest {
             URI sleep = URI.create("http://127.0.0.1:" + listen.group(1) + "/sleep?ms=0");
             HttpResponse<String> response = http.send(HttpRequest.newBuilder(sleep).build(), HttpResponse.BodyHandlers.ofString());
             assertEquals(503, response.statusCode(), response.body());
+            // The token is the one its environment gave it (issue 40): only that one ends the fault.
+            URI fault = URI.create("http://127.0.0.1:" + listen.group(1) + "/fault");
+            assertEquals(401, http.send(HttpRequest.newBuilder(fault).DELETE().build(), HttpResponse.BodyHandlers.ofString())
+                    .statusCode());
+            assertEquals(200, http.send(HttpRequest.newBuilder(fault).header("Authorization", "Bearer token-from-the-environment")
+                    .DELETE().build(), HttpResponse.BodyHandlers.ofString()).statusCode());
+            assertEquals(200, http.send(HttpRequest.newBuilder(sleep).build(), HttpResponse.BodyHandlers.ofString()).statusCode());
         } finally {
             process.destroy();
             process.waitFor(10, TimeUnit.SECONDS);

@@ -34,7 +34,8 @@ import lab.common.stats.Stats;
  *     409 if a profile is running.
  * <li>{@code POST /profile/stop?dir=/abs/path}: stops, writes {@code flame.html} and {@code collapsed.txt}
  *     into dir (created), 200 with {@code {"engine":...,"samples":N,"duration_ms":M,"files":["flame.html","collapsed.txt"],"flame":"..."}};
- *     409 if none is running; 400 for a missing, relative or comma-holding dir (the profile runs on).
+ *     409 if none is running; 400 for a missing, relative or comma-holding dir, 403 for one outside
+ *     {@code LAB_PROFILE_DIR} (the profile runs on). Without {@code LAB_PROFILE_DIR}, start answers 403.
  * </ul>
  * And {@code POST /pool?threads=N|vN} ({@link Launcher#resize}): grows the container's platform pool
  * to N (1..10000) on the running JVM, or switches it to virtual threads on N carriers and back; 200
@@ -42,22 +43,30 @@ import lab.common.stats.Stats;
  * where it cannot be done here (Netty's event loops, carriers not pinned to N at start, JDK 17) or a
  * request is in flight or queued.
  * Other bad requests: 400/404/405 with {@code {"error":...}}; the server lives on.
+ *
+ * <p>Every call that changes state ({@code POST /stats/reset}, {@code /pool}, {@code /profile/*})
+ * needs the run's token ({@link AdminAccess}: {@code Authorization: Bearer ...}), else 401 and
+ * nothing changes; {@code /profile/stop} writes only under the bench's directory, else 403.
+ * {@code GET /stats} is open: it reads counters and changes nothing, and a person watching a run
+ * (or remote-sleep's own {@code /stats}, on the port every app calls) needs no secret for that.
  */
 public final class AdminServer implements AutoCloseable {
 
     private final HttpServer server;
     private final ExecutorService thread;
     private final Profiler profiler;
+    private final AdminAccess access;
     private volatile boolean profiling;   // this server started the running profile
     private volatile UnaryOperator<String> resizer;   // Launcher::resize, once the app has started
 
-    public AdminServer(String host, int port, Stats stats) throws IOException {
-        this(host, port, stats, Profiler.shared());
+    public AdminServer(String host, int port, Stats stats, AdminAccess access) throws IOException {
+        this(host, port, stats, Profiler.shared(), access);
     }
 
     /** With a profiler of its own: ProfilerTest's, which may force the JFR fallback. */
-    public AdminServer(String host, int port, Stats stats, Profiler profiler) throws IOException {
+    public AdminServer(String host, int port, Stats stats, Profiler profiler, AdminAccess access) throws IOException {
         this.profiler = profiler;
+        this.access = access;
         server = HttpServer.create(new InetSocketAddress(host, port), 64);
         thread = Executors.newSingleThreadExecutor(r -> {
             Thread t = new Thread(r, "admin");
@@ -72,6 +81,7 @@ public final class AdminServer implements AutoCloseable {
                 if (path.equals("/stats") && method.equals("GET")) {
                     send(exchange, 200, stats.toJson());
                 } else if (path.equals("/stats/reset") && method.equals("POST")) {
+                    if (!authorized(exchange)) return;
                     stats.reset();
                     send(exchange, 200, stats.toJson());
                 } else {
@@ -106,7 +116,7 @@ public final class AdminServer implements AutoCloseable {
             send(exchange, 404, "{\"error\":\"try POST /pool?threads=N or vN\"}");
             return;
         }
-        if (!postOnly(exchange)) return;
+        if (!postOnly(exchange) || !authorized(exchange)) return;
         UnaryOperator<String> resize = resizer;
         try {
             String threads = query(exchange.getRequestURI().getRawQuery()).getOrDefault("threads", "");
@@ -130,7 +140,7 @@ public final class AdminServer implements AutoCloseable {
             send(exchange, 404, "{\"error\":\"try POST /profile/start?interval_ms=N or POST /profile/stop?dir=/abs/path\"}");
             return;
         }
-        if (!postOnly(exchange)) return;
+        if (!postOnly(exchange) || !authorized(exchange)) return;
         try {
             Map<String, String> query = query(exchange.getRequestURI().getRawQuery());
             if (start) {
@@ -141,6 +151,7 @@ public final class AdminServer implements AutoCloseable {
                 } catch (NumberFormatException e) {
                     throw new IllegalArgumentException("interval_ms must be a whole number of milliseconds, not " + interval);
                 }
+                access.checkProfiling();       // a profile that could be written nowhere is not started
                 String json = profiler.start(ms);
                 profiling = true;
                 send(exchange, 200, json);
@@ -155,7 +166,8 @@ public final class AdminServer implements AutoCloseable {
                 } catch (InvalidPathException e) {
                     throw new IllegalArgumentException("dir is not a path: " + e.getMessage());
                 }
-                String json = profiler.stop(d);
+                // Relative or comma-holding: Profiler's 400; else only under the bench's directory.
+                String json = profiler.stop(d.isAbsolute() ? access.profileDir(d) : d);
                 profiling = false;
                 send(exchange, 200, json);
             }
@@ -163,6 +175,8 @@ public final class AdminServer implements AutoCloseable {
             send(exchange, 400, error(e.getMessage()));
         } catch (Profiler.StateException e) {
             send(exchange, 409, error(e.getMessage()));
+        } catch (AdminAccess.Forbidden e) {
+            send(exchange, 403, error(e.getMessage()));
         }
     }
 
@@ -184,11 +198,24 @@ public final class AdminServer implements AutoCloseable {
         return server.getAddress().getPort();
     }
 
+    /** The token its state-changing calls need (for in-process callers: {@link AdminAccess#token()}). */
+    public String token() {
+        return access.token();
+    }
+
     /** False after answering 405 to anything but a POST (both /pool and /profile change state). */
     private static boolean postOnly(HttpExchange exchange) throws IOException {
         if (exchange.getRequestMethod().equals("POST")) return true;
         exchange.getResponseHeaders().set("Allow", "POST");
         send(exchange, 405, "{\"error\":\"POST only\"}");
+        return false;
+    }
+
+    /** False after answering 401 to a call without the run's token ({@link AdminAccess}). */
+    private boolean authorized(HttpExchange exchange) throws IOException {
+        if (access.allows(exchange.getRequestHeaders().getFirst("Authorization"))) return true;
+        exchange.getResponseHeaders().set("WWW-Authenticate", "Bearer realm=\"lab admin\"");
+        send(exchange, 401, error(access.refusal()));
         return false;
     }
 

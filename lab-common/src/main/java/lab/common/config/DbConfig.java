@@ -22,9 +22,12 @@ import lab.common.outbound.Remote;
  *                         ({@code jdbc-executor-trap}, {@code jdbc-elastic})
  * @param sleepMs          what {@code sleep} waits when {@code /call} names no {@code ms}: the bench's
  *                         SLEEP_MS, as remote-sleep's {@code --delay-ms} is on the HTTP backend
+ * @param password         the user's password, or null for none: {@value #PASSWORD_ENV} from the
+ *                         environment (issue 40: the bench's cluster has a per-run one; never a flag,
+ *                         which every user sees in ps); never printed, {@link #toString} included
  */
 public record DbConfig(String url, String host, int port, String database, String user, String driver,
-        int pool, int acquireTimeoutMs, String query, int executorThreads, int sleepMs) {
+        int pool, int acquireTimeoutMs, String query, int executorThreads, int sleepMs, String password) {
 
     public static final String POSTGRES = "postgres";
     public static final List<String> BACKENDS = List.of("http", POSTGRES);
@@ -39,6 +42,8 @@ public record DbConfig(String url, String host, int port, String database, Strin
     public static final List<String> DRIVERS = List.of("jdbc", "r2dbc", "jdbc-executor-trap", "jdbc-elastic");
     public static final List<String> QUERIES = List.of("sleep", "rows");
     public static final String DEFAULT_USER = "lab";
+    /** Where the password comes from: the environment, as PGPASSWORD does for psql. */
+    public static final String PASSWORD_ENV = "LAB_DB_PASSWORD";
     /** Hikari's own default connectionTimeout; r2dbc-pool's default is none (waiters queue forever). */
     public static final int DEFAULT_ACQUIRE_TIMEOUT_MS = 30_000;
     /** Hikari refuses a connectionTimeout under 250 ms (HikariConfig's SOFT_TIMEOUT_FLOOR). */
@@ -84,7 +89,7 @@ public record DbConfig(String url, String host, int port, String database, Strin
 
     /** {@code postgresql://[user@]host:port/db}; throws with a one-line reason. */
     static DbConfig parseUrl(String raw, String driver, int pool, int acquireTimeoutMs, String query, int executorThreads,
-            int sleepMs) {
+            int sleepMs, String password) {
         String form = "--db-url must be postgresql://[user@]host:port/db, got '" + raw + "'";
         URI uri;
         try {
@@ -100,25 +105,38 @@ public record DbConfig(String url, String host, int port, String database, Strin
         }
         String user = uri.getUserInfo() == null ? DEFAULT_USER : uri.getUserInfo();
         return new DbConfig(raw, uri.getHost(), uri.getPort(), path.substring(1), user, driver, pool, acquireTimeoutMs,
-                query, executorThreads, sleepMs);
+                query, executorThreads, sleepMs, password == null || password.isEmpty() ? null : password);
     }
 
     /** For tests: the app's default driver unless given, the rest at their defaults. */
     public static DbConfig forTest(String url, String app, String driver) {
         return parseUrl(url, driver == null ? driversFor(app).get(0) : driver, DEFAULT_POOL, DEFAULT_ACQUIRE_TIMEOUT_MS,
-                "sleep", DEFAULT_EXECUTOR_THREADS, DEFAULT_SLEEP_MS);
+                "sleep", DEFAULT_EXECUTOR_THREADS, DEFAULT_SLEEP_MS, null);
     }
 
     public DbConfig withPool(int n, int timeoutMs) {
-        return new DbConfig(url, host, port, database, user, driver, n, timeoutMs, query, executorThreads, sleepMs);
+        return new DbConfig(url, host, port, database, user, driver, n, timeoutMs, query, executorThreads, sleepMs, password);
     }
 
     public DbConfig withExecutorThreads(int k) {
-        return new DbConfig(url, host, port, database, user, driver, pool, acquireTimeoutMs, query, k, sleepMs);
+        return new DbConfig(url, host, port, database, user, driver, pool, acquireTimeoutMs, query, k, sleepMs, password);
     }
 
     public DbConfig withQuery(String q) {
-        return new DbConfig(url, host, port, database, user, driver, pool, acquireTimeoutMs, q, executorThreads, sleepMs);
+        return new DbConfig(url, host, port, database, user, driver, pool, acquireTimeoutMs, q, executorThreads, sleepMs, password);
+    }
+
+    /** The same with this password (null: none): tests give their cluster's. */
+    public DbConfig withPassword(String secret) {
+        return new DbConfig(url, host, port, database, user, driver, pool, acquireTimeoutMs, query, executorThreads, sleepMs, secret);
+    }
+
+    /** A record's own would print the password. */
+    @Override
+    public String toString() {
+        return "DbConfig[url=" + url + ", driver=" + driver + ", pool=" + pool + ", acquireTimeoutMs=" + acquireTimeoutMs
+                + ", query=" + query + ", executorThreads=" + executorThreads + ", sleepMs=" + sleepMs
+                + ", password=" + (password == null ? "none" : "(set)") + "]";
     }
 
     /** The JDBC form of {@link #url} (the user goes as a property). */

@@ -55,6 +55,8 @@ final class DbFlags {
         if (!client.equals(LabConfig.JDK)) {
             throw new IllegalArgumentException("--client " + client + ": --backend postgres calls no HTTP client (the driver is --db-driver)");
         }
-        return DbConfig.parseUrl(url, chosen, pool, acquireTimeoutMs, query, executorThreads, sleepMs);
+        // The password from the environment, never a flag (DbConfig#password).
+        return DbConfig.parseUrl(url, chosen, pool, acquireTimeoutMs, query, executorThreads, sleepMs,
+                System.getenv(DbConfig.PASSWORD_ENV));
     }
 }

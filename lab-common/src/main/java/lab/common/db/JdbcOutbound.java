@@ -78,6 +78,7 @@ public final class JdbcOutbound implements Outbound {
         hc.setDriverClassName("org.postgresql.Driver");
         hc.setJdbcUrl(db.jdbcUrl());
         hc.setUsername(db.user());
+        hc.setPassword(db.password());      // null: none (a DB_URL of the user's)
         // A fixed pool, filled at start: no connection is opened during a measurement.
         hc.setMaximumPoolSize(db.pool());
         hc.setMinimumIdle(db.pool());

@@ -84,7 +84,7 @@ public final class R2dbcOutbound implements Outbound {
         this.stats = new DbStats(db.driver(), db.pool());
         this.shared = config.container().equals(LabConfig.NETTY);
         this.loops = shared ? NettyContainer.newLoops(config) : LoopResources.create(LOOP_PREFIX, config.clientExecutorThreads(), true);
-        PostgresqlConnectionFactory factory = new PostgresqlConnectionFactory(PostgresqlConnectionConfiguration.builder()
+        PostgresqlConnectionConfiguration.Builder connection = PostgresqlConnectionConfiguration.builder()
                 .host(db.host())
                 .port(db.port())
                 .database(db.database())
@@ -92,8 +92,9 @@ public final class R2dbcOutbound implements Outbound {
                 .applicationName("lab " + config.app())
                 .connectTimeout(Duration.ofMillis(config.clientConnectTimeoutMs()))
                 .statementTimeout(Duration.ofMillis(config.clientTimeoutMs()))
-                .loopResources(loops)
-                .build());
+                .loopResources(loops);
+        if (db.password() != null) connection.password(db.password());     // none: a DB_URL of the user's
+        PostgresqlConnectionFactory factory = new PostgresqlConnectionFactory(connection.build());
         this.pool = new ConnectionPool(ConnectionPoolConfiguration.builder(factory)
                 .name(POOL_NAME)
                 .initialSize(db.pool())

@@ -1,15 +1,18 @@
 package lab.common.profile;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.net.URI;
+import java.net.URLEncoder;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -22,18 +25,21 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
+import lab.common.admin.AdminAccess;
 import lab.common.admin.AdminServer;
 import lab.common.config.LabConfig;
 import lab.common.stats.Stats;
 
 /**
  * The profile endpoints of {@link AdminServer} (issue 15): start, about 1 s of CPU in a named
- * thread, stop into a directory; async-profiler where its library loads, JFR when forced.
+ * thread, stop into a directory; async-profiler where its library loads, JFR when forced. The
+ * directory is the bench's or under it (issue 40: LAB_PROFILE_DIR), every call with the run's token.
  */
 @Timeout(60)
 public class ProfilerTest {
 
     private static final String BURNER = "lab-burner";
+    private static final String TOKEN = "token-of-the-run";
     private static final Pattern STACK_LINE = Pattern.compile("^\\[[^;]+ tid=-?\\d+\\](;[^;]+)* (\\d+)$");
 
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
@@ -41,7 +47,7 @@ public class ProfilerTest {
     @Test
     void asyncProfilerProfilesABusyThread(@TempDir Path tmp) throws Exception {
         Assumptions.assumeTrue(Profiler.libraryResource() != null, "no async-profiler library for this OS/arch");
-        try (AdminServer admin = new AdminServer("127.0.0.1", 0, stats(), new Profiler(false))) {
+        try (AdminServer admin = new AdminServer("127.0.0.1", 0, stats(), new Profiler(false), access(tmp))) {
             profileAndCheck(admin, tmp, "async-profiler");
             Path flame = tmp.resolve("out/a").resolve("flame.html");
             assertTrue(Files.size(flame) > 1000, "async-profiler flame graph " + flame);
@@ -50,7 +56,7 @@ public class ProfilerTest {
 
     @Test
     void jfrFallbackWhenForced(@TempDir Path tmp) throws Exception {
-        try (AdminServer admin = new AdminServer("127.0.0.1", 0, stats(), new Profiler(true))) {
+        try (AdminServer admin = new AdminServer("127.0.0.1", 0, stats(), new Profiler(true), access(tmp))) {
             String started = profileAndCheck(admin, tmp, "jfr");
             assertTrue(started.contains("\"fallback_reason\":\"JFR forced\""), started);
             String flame = Files.readString(tmp.resolve("out/a").resolve("flame.html"));
@@ -60,7 +66,7 @@ public class ProfilerTest {
 
     @Test
     void badRequestsAnswer4xxAndTheServerLivesOn(@TempDir Path tmp) throws Exception {
-        try (AdminServer admin = new AdminServer("127.0.0.1", 0, stats(), new Profiler(true))) {
+        try (AdminServer admin = new AdminServer("127.0.0.1", 0, stats(), new Profiler(true), access(tmp))) {
             assertEquals(405, call(admin, "GET", "/profile/start").statusCode());
             assertEquals(404, call(admin, "POST", "/profile/nope").statusCode());
             assertEquals(400, call(admin, "POST", "/profile/start?interval_ms=abc").statusCode());
@@ -72,6 +78,32 @@ public class ProfilerTest {
             assertEquals(400, call(admin, "POST", "/profile/stop?dir=a,b").statusCode());
             assertEquals(200, call(admin, "POST", "/profile/stop?dir=" + tmp.resolve("x")).statusCode());
             assertEquals(200, call(admin, "GET", "/stats").statusCode());
+        }
+    }
+
+    /** Issue 40: only under LAB_PROFILE_DIR, canonically; a refused stop creates nothing and the profile runs on. */
+    @Test
+    void aProfileIsWrittenOnlyUnderTheBenchsDirectory(@TempDir Path tmp) throws Exception {
+        Path root = Files.createDirectories(tmp.resolve("run"));
+        Path outside = Files.createDirectories(tmp.resolve("outside"));
+        Files.createSymbolicLink(root.resolve("link"), outside);
+        Profiler profiler = new Profiler(true);
+        try (AdminServer admin = new AdminServer("127.0.0.1", 0, stats(), profiler, AdminAccess.of(TOKEN, root.toString()))) {
+            assertEquals(200, call(admin, "POST", "/profile/start?interval_ms=20").statusCode());
+            for (String dir : new String[] {outside.resolve("p").toString(), tmp + "/elsewhere/p", root + "/../outside/p",
+                    root + "/link/p", root + "/link", tmp + "/run2/p"}) {
+                HttpResponse<String> answer = call(admin, "POST", "/profile/stop?dir=" + URLEncoder.encode(dir, StandardCharsets.UTF_8));
+                assertEquals(403, answer.statusCode(), dir + ": " + answer.body());
+                assertTrue(profiler.running(), "a refused stop ended the profile");
+            }
+            try (var left = Files.list(outside)) {
+                assertEquals(0, left.count(), "something was written outside the run's directory");
+            }
+            assertFalse(Files.exists(tmp.resolve("elsewhere")));
+            assertFalse(Files.exists(tmp.resolve("run2")));
+            Path dir = root.resolve("cells/01/profile");
+            assertEquals(200, call(admin, "POST", "/profile/stop?dir=" + dir).statusCode());
+            assertTrue(Files.exists(dir.resolve("collapsed.txt")) && Files.exists(dir.resolve("flame.html")), dir.toString());
         }
     }
 
@@ -144,8 +176,14 @@ public class ProfilerTest {
         return x;
     }
 
+    /** The run's token, and its directory: every profile of these tests is written under tmp. */
+    private static AdminAccess access(Path tmp) {
+        return AdminAccess.of(TOKEN, tmp.toString());
+    }
+
     private HttpResponse<String> call(AdminServer admin, String method, String pathAndQuery) throws IOException, InterruptedException {
         HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + admin.port() + pathAndQuery))
+                .header("Authorization", "Bearer " + admin.token())
                 .method(method, HttpRequest.BodyPublishers.noBody())
                 .timeout(Duration.ofSeconds(20))
                 .build();
