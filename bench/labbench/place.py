@@ -382,4 +382,6 @@ def describe_hosts():
     """One line for the environment section: each role's host(s), address and CPUs; '' without HOSTS."""
     def one(h):
         return f"{h.name} {h.address}" + (f" CPU {h.cpus}" if h.cpus else "")
-    return "; ".join(f"{role} on {', '.join(one(h) for h in hosts(role))}" for role in PLACED if role in _hosts)
+    shared = {h.name: h.groups for role in PLACED for h in _hosts.get(role, []) if len(h.groups) > 1}
+    return "; ".join([f"{role} on {', '.join(one(h) for h in hosts(role))}" for role in PLACED if role in _hosts]
+                     + [f"{n} shared by {' and '.join(gs)} (lab_shared)" for n, gs in shared.items()])
