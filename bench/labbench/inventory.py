@@ -31,7 +31,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from . import limits, place
+from . import hostrun, limits, place
 from .checks import UsageError
 
 _control_dir = []          # the masters' socket directory, once made (parse: never on import)
@@ -128,7 +128,9 @@ def host_of(name, hv, here, control="/nonexistent", groups=()):
     ssh += ["-o", "BatchMode=yes", "-o", "ConnectTimeout=5",
             # a host lost mid-run ends its ssh within ~10-20 s, and its cell FAILS with the reason
             "-o", "ServerAliveInterval=2", "-o", "ServerAliveCountMax=5",
-            "-o", "ControlMaster=auto", "-o", f"ControlPath={control}/%C", "-o", "ControlPersist=600"]
+            # a master idle this long ends: during a run each host holds a session (its directory's,
+            # place.run_dir_on); after a bench killed with -9, its masters end this soon after its roles
+            "-o", "ControlMaster=auto", "-o", f"ControlPath={control}/%C", "-o", "ControlPersist=10"]
     if hv.get("ansible_port"):
         ssh += ["-p", str(hv["ansible_port"])]
     if hv.get("ansible_ssh_private_key_file"):
@@ -215,7 +217,8 @@ def check(hosts, inventory_path, java_here, jars, loadgens=("wrk",), postgres=Fa
     """Every host reachable with its key, and what its roles need there (the repository's
     bench/tools/host-run.sh; wrk on a load host; java and the same jars as here on the app and backend
     hosts; PostgreSQL on the db host, and its client programs on the first load host when
-    `postgres`; its `cpus` there). UsageError naming the host and the command that fixes it; opens each host's master."""
+    `postgres`; its `cpus` there). UsageError naming the host and the command that fixes it. Opens
+    each host's master, and once every host has passed, makes its private directory for the run."""
     fix = f"make hosts HOSTS={inventory_path}"
     roles_of = roles_by_host(hosts)
     for h, roles in roles_of.items():
@@ -242,18 +245,22 @@ def check(hosts, inventory_path, java_here, jars, loadgens=("wrk",), postgres=Fa
         if missing:
             raise UsageError(f"HOSTS: on {what}: {', '.join(missing)} not found (lab_dir {h.lab_dir}); "
                              f"provision it with: {fix}")
-        wanted = [j for role in roles for j in jars.get(role, [])]
-        if wanted:
-            rc, out = place.remote_run(h, f"cd {shlex.quote(h.lab_dir)} && sha256sum {' '.join(map(shlex.quote, wanted))}")
-            theirs = dict(reversed(line.split(None, 1)) for line in out.splitlines() if rc == 0 and "  " in line)
-            stale = [j for j in wanted if theirs.get(j, "").strip() != _sha(j)]
-            if stale:
-                raise UsageError(f"HOSTS: on {what}: {', '.join(stale)} missing or not this machine's build; "
-                                 f"copy them with: {fix}")
+        # host-run.sh too: the bench and it speak one protocol (the environment, the heartbeat)
+        wanted = [hostrun.SCRIPT, *(j for role in roles for j in jars.get(role, []))]
+        rc, out = place.remote_run(h, f"cd {shlex.quote(h.lab_dir)} && sha256sum {' '.join(map(shlex.quote, wanted))}")
+        theirs = dict(reversed(line.split(None, 1)) for line in out.splitlines() if rc == 0 and "  " in line)
+        stale = [j for j in wanted if theirs.get(j, "").strip() != _sha(j)]
+        if stale:
+            raise UsageError(f"HOSTS: on {what}: {', '.join(stale)} missing or not the same as here (this "
+                             f"machine's build); copy them with: {fix}")
         if h.cpus:
             rc, out = place.remote_run(h, f"taskset -c {shlex.quote(h.cpus)} true")
             if rc != 0:
                 raise UsageError(f"HOSTS: host {h.name}: cpus={h.cpus} cannot pin there: {out.strip() or f'exit {rc}'}")
+    for h in roles_of:
+        d, why = hostrun.run_dir(h)
+        if d is None:
+            raise UsageError(f"HOSTS: host {h.name}: the run's directory could not be made there: {why}")
 
 
 def check_limits(hosts, max_conns, max_threads, backend):
@@ -282,7 +289,9 @@ def limits_text(m):
 
 
 def close():
-    """End every host's master connection (they would outlive the run by ControlPersist)."""
+    """Delete the run's directory on every host, then end every host's master connection (they would
+    outlive the run by ControlPersist) and remove their socket directory."""
+    hostrun.close_dirs()
     if not _control_dir:
         return
     d = _control_dir.pop()
@@ -301,9 +310,10 @@ def facts(hosts, java_here, host_limits=None):
         lines = text.splitlines() if rc == 0 else []
         cpus = lines[0] if lines else "?"
         lim = (host_limits or {}).get(h.name)
+        files = place.run_dir_on(h)
         out.append(f"{h.name}: {cpus} CPUs{f' (pinned to {h.cpus})' if h.cpus else ''}, kernel "
                    f"{lines[1] if len(lines) > 1 else '?'}, {lines[2] if len(lines) > 2 else 'java ?'}"
-                   + (f", {limits_text(lim)}" if lim else ""))
+                   + (f", {limits_text(lim)}" if lim else "") + (f", the run's files in {files}" if files else ""))
     return out
 
 

@@ -44,13 +44,15 @@ class Commands(unittest.TestCase):
         place.configure({"loadgen": "0"})
         self.assertEqual(["taskset", "-c", "0", "wrk"], place.command("loadgen", ["wrk"]))
 
-    def test_on_a_host_it_goes_through_ssh_and_host_run_with_its_cpus_and_env(self):
+    def test_on_a_host_it_goes_through_ssh_and_host_run_with_its_cpus_and_no_env_value(self):
         place.configure({}, {"app": [remote("h1")], "backend": [remote("h2")],
                              "loadgen": [remote("h4", cpus="0"), remote("h5")]})
         cmd = place.command("loadgen", ["wrk", "-d", "10s", "http://10.0.0.1:8080/call?x=1 2"], 0, {"WRK_JSON": "/tmp/a b.json"})
         self.assertEqual(["ssh", "-o", "BatchMode=yes", "root@10.0.0.4"], cmd[:4])
-        self.assertEqual(["/srv/lab/bench/tools/host-run.sh", "--cpus", "0", "--env", "WRK_JSON=/tmp/a b.json", "--",
+        # the environment's values go in on stdin (hostrun.env_text), never in a command line
+        self.assertEqual(["/srv/lab/bench/tools/host-run.sh", "--cpus", "0", "--silence", "10", "--env-stdin", "--",
                           "wrk", "-d", "10s", "http://10.0.0.1:8080/call?x=1 2"], shlex.split(cmd[4]))
+        self.assertNotIn("a b.json", " ".join(cmd))
         self.assertNotIn("--cpus", shlex.split(place.command("loadgen", ["wrk"], 1)[4]))
         self.assertEqual("10.0.0.4", place.address("app"))
         self.assertEqual("[h4] wrk -c 5", place.shown("loadgen", ["wrk", "-c", "5"]))
