@@ -7,7 +7,13 @@ Groups: app (one host), backend (one: remote-sleep; BACKEND=http), db (one: Post
 without DB_URL), loadgen (one or more: wrk, the connections split evenly; the first also runs psql and
 pgbench, the DB's ceiling). Variables of the lab's own: `cpus` (taskset's
 CPU list for the roles on that host), `lab_dir` (the repository there; default: this one's path) and
-`lab_java` (java there; default: this machine's path).
+`lab_java` (java there; default: this machine's path), `lab_shared` (true: the host may hold more than
+one of the run's groups, and the report says so).
+
+Every value that reaches ssh or a remote shell is checked first (check_values: an address or host
+name, a port, a user name, a CPU list in order, absolute paths), so that a bad inventory is an ERROR
+naming the host and the value, exit 2, before anything starts; `--` ends ssh's options before every
+destination, so that no inventory value can become one.
 
 Every ssh goes through one master connection per host (ControlMaster), opened by the checks: a
 command then costs a session, not a handshake (measured on the namespace hosts of
@@ -15,18 +21,28 @@ bench/tools/netns-hosts.sh, on the busy 2-core box: ~430 ms a fresh connection, 
 on the master).
 """
 import hashlib
+import ipaddress
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
 import tempfile
 from pathlib import Path
 
-from . import limits, place
+from . import hostrun, limits, place
 from .checks import UsageError
 
-_control_dir = []          # the masters' socket directory, once made
+_control_dir = []          # the masters' socket directory, once made (parse: never on import)
+
+NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.:-]*")                  # an inventory host name: a file name here too
+LABEL = r"[A-Za-z0-9_]([A-Za-z0-9_-]*[A-Za-z0-9_])?"
+HOST_NAME = re.compile(rf"{LABEL}(\.{LABEL})*\.?")
+USER = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
+# ansible-inventory fails on an inventory it cannot parse, with Ansible's own reason, instead of
+# warning and reading it as empty (then the run said "no host in group app")
+STRICT = {"ANSIBLE_INVENTORY_UNPARSED_FAILED": "True", "ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED": "True"}
 
 
 def ansible_bin():
@@ -43,20 +59,66 @@ def read(path):
     if not Path(path).exists():
         raise UsageError(f"HOSTS: {path} not found (an Ansible inventory: see docs/hosts.md)")
     r = subprocess.run([f"{ansible_bin()}/ansible-inventory", "-i", str(path), "--list"],
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    if r.returncode != 0:
-        raise UsageError(f"HOSTS: ansible-inventory could not read {path}: {r.stderr.strip().splitlines()[-1:]}")
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ, **STRICT))
+    if r.returncode != 0:                      # Ansible's words as it wrote them, below our line
+        raise UsageError(f"HOSTS: ansible-inventory could not read {path}:\n{r.stderr.rstrip()}")
     return json.loads(r.stdout)
 
 
 def control_dir():
+    """The masters' socket directory (mode 0700), made on the first call: by parse, once the
+    inventory has passed its checks; removed by close()."""
     if not _control_dir:
         _control_dir.append(tempfile.mkdtemp(prefix="lab-ssh-"))     # short: a socket path has ~100 bytes
     return _control_dir[0]
 
 
-def host_of(name, hv, here):
-    """A place.Host from one host's variables."""
+def is_address(text):
+    """An IP address or a host name (RFC 1123 labels: never a leading '-', no space, no quote)."""
+    try:
+        ipaddress.ip_address(text)
+        return True
+    except ValueError:
+        return len(text) <= 253 and bool(HOST_NAME.fullmatch(text))
+
+
+def cpu_list(value):
+    """The `cpus` variable as taskset's text: Ansible reads cpus=0,2 on a host line as a list."""
+    return ",".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
+
+
+def check_values(name, hv):
+    """UsageError naming the host and the value when one of its variables could reach ssh or a remote
+    shell as something else than it says: an option, a second word, a command."""
+    def bad(what, value, want):
+        raise UsageError(f"HOSTS: host {name}: {what} {value!r} is not {want}")
+    if not NAME.fullmatch(name):
+        bad("the name", name, "a host name (letters, digits, '.', '_', ':', '-'; not first '-' or '.')")
+    address = str(hv.get("ansible_host", name))
+    if not is_address(address):
+        bad("ansible_host" if "ansible_host" in hv else "the name (no ansible_host)", address, "an IP address or a host name")
+    port = str(hv.get("ansible_port", 22))
+    if not (port.isdigit() and 1 <= int(port) <= 65535):
+        bad("ansible_port", hv.get("ansible_port"), "a port number (1-65535)")
+    if "ansible_user" in hv and not USER.fullmatch(str(hv["ansible_user"])):
+        bad("ansible_user", hv["ansible_user"], "a user name")
+    cpus = cpu_list(hv.get("cpus", ""))
+    if cpus and (not place.CPU_LIST.fullmatch(cpus)
+                 or any(int(a) > int(b) for a, b in re.findall(r"([0-9]+)-([0-9]+)", cpus))):
+        bad("cpus", cpus, "a CPU list like 1, 0-3 or 0,2-3 (each range low to high)")
+    for key in ("lab_dir", "lab_java"):
+        if key in hv and not (str(hv[key]).startswith("/") and "\n" not in str(hv[key])):
+            bad(key, hv[key], "an absolute path")
+    for key in ("ansible_ssh_common_args", "ansible_ssh_extra_args"):      # ssh options of the user's own
+        try:
+            shlex.split(str(hv.get(key, "")))
+        except ValueError as e:
+            bad(key, hv[key], f"ssh options in shell words ({e})")
+
+
+def host_of(name, hv, here, control="/nonexistent", groups=()):
+    """A place.Host from one host's variables (check_values' first), its masters' sockets in `control`."""
+    check_values(name, hv)
     address = str(hv.get("ansible_host", name))
     ssh = ["ssh"]
     # The inventory's own ssh options first: for an option given twice ssh takes the first, so these
@@ -66,16 +128,18 @@ def host_of(name, hv, here):
     ssh += ["-o", "BatchMode=yes", "-o", "ConnectTimeout=5",
             # a host lost mid-run ends its ssh within ~10-20 s, and its cell FAILS with the reason
             "-o", "ServerAliveInterval=2", "-o", "ServerAliveCountMax=5",
-            "-o", "ControlMaster=auto", "-o", f"ControlPath={control_dir()}/%C", "-o", "ControlPersist=600"]
+            # a master idle this long ends: during a run each host holds a session (its directory's,
+            # place.run_dir_on); after a bench killed with -9, its masters end this soon after its roles
+            "-o", "ControlMaster=auto", "-o", f"ControlPath={control}/%C", "-o", "ControlPersist=10"]
     if hv.get("ansible_port"):
         ssh += ["-p", str(hv["ansible_port"])]
     if hv.get("ansible_ssh_private_key_file"):
         ssh += ["-i", str(hv["ansible_ssh_private_key_file"])]
     user = hv.get("ansible_user")
-    ssh.append(f"{user}@{address}" if user else address)
-    return place.Host(name=name, address=address, ssh=tuple(ssh), cpus=str(hv.get("cpus", "")),
+    ssh += ["--", f"{user}@{address}" if user else address]       # --: the destination is never an option
+    return place.Host(name=name, address=address, ssh=tuple(ssh), cpus=cpu_list(hv.get("cpus", "")),
                       lab_dir=str(hv.get("lab_dir", here)), java=str(hv.get("lab_java", "")),
-                      port=int(hv.get("ansible_port", 22)))
+                      port=int(hv.get("ansible_port", 22)), groups=tuple(groups))
 
 
 def needed(backend, db_url):
@@ -90,17 +154,35 @@ def parse(path, s_backend="http", here=None, db_url=""):
     here = here or os.getcwd()
     inv = read(path)
     hostvars = inv.get("_meta", {}).get("hostvars", {})
-    out = {}
+    names = {}
     wanted = needed(s_backend, db_url)
     for group in wanted:
-        names = inv.get(group, {}).get("hosts", [])
-        if not names:
+        names[group] = inv.get(group, {}).get("hosts", [])
+        if not names[group]:
             raise UsageError(f"HOSTS: {path} has no host in group '{group}' (BACKEND={s_backend} needs "
                              f"{', '.join(wanted)}; see docs/hosts.md)")
-        if group != "loadgen" and len(names) > 1:
-            raise UsageError(f"HOSTS: group '{group}' has {len(names)} hosts ({', '.join(names)}); the lab runs one {group}")
-        out[group] = [host_of(n, hostvars.get(n, {}), here) for n in names]
-    return out
+        if group != "loadgen" and len(names[group]) > 1:
+            raise UsageError(f"HOSTS: group '{group}' has {len(names[group])} hosts ({', '.join(names[group])}); "
+                             f"the lab runs one {group}")
+    uses = {}                          # address -> [(name, group)]: one box, whatever its names
+    for group, ns in names.items():
+        for n in ns:
+            check_values(n, hostvars.get(n, {}))
+            uses.setdefault(str(hostvars.get(n, {}).get("ansible_host", n)), []).append((n, group))
+    for address, at in uses.items():
+        if len(at) > 1 and not all(shared(hostvars.get(n, {})) for n, _ in at):
+            raise UsageError(f"HOSTS: {address} is {' and '.join(f'{n} in {g}' for n, g in at)}: its roles would "
+                             f"share its CPUs and measure each other; give each its own host, or set lab_shared=true "
+                             f"for {' and '.join(sorted({n for n, _ in at}))} (the report then says so)")
+    control = control_dir()            # every host checked: only now anything on disk
+    return {g: [host_of(n, hostvars.get(n, {}), here, control,
+                        [g2 for _, g2 in uses[str(hostvars.get(n, {}).get("ansible_host", n))]]) for n in ns]
+            for g, ns in names.items()}
+
+
+def shared(hv):
+    """The host's explicit opt-in to hold more than one of the run's roles (lab_shared=true)."""
+    return str(hv.get("lab_shared", "")).lower() in ("true", "yes", "1")
 
 
 def plain_ssh(h):
@@ -135,7 +217,8 @@ def check(hosts, inventory_path, java_here, jars, loadgens=("wrk",), postgres=Fa
     """Every host reachable with its key, and what its roles need there (the repository's
     bench/tools/host-run.sh; wrk on a load host; java and the same jars as here on the app and backend
     hosts; PostgreSQL on the db host, and its client programs on the first load host when
-    `postgres`). UsageError naming the host and the command that fixes it; opens each host's master."""
+    `postgres`; its `cpus` there). UsageError naming the host and the command that fixes it. Opens
+    each host's master, and once every host has passed, makes its private directory for the run."""
     fix = f"make hosts HOSTS={inventory_path}"
     roles_of = roles_by_host(hosts)
     for h, roles in roles_of.items():
@@ -162,14 +245,22 @@ def check(hosts, inventory_path, java_here, jars, loadgens=("wrk",), postgres=Fa
         if missing:
             raise UsageError(f"HOSTS: on {what}: {', '.join(missing)} not found (lab_dir {h.lab_dir}); "
                              f"provision it with: {fix}")
-        wanted = [j for role in roles for j in jars.get(role, [])]
-        if wanted:
-            rc, out = place.remote_run(h, f"cd {shlex.quote(h.lab_dir)} && sha256sum {' '.join(map(shlex.quote, wanted))}")
-            theirs = dict(reversed(line.split(None, 1)) for line in out.splitlines() if rc == 0 and "  " in line)
-            stale = [j for j in wanted if theirs.get(j, "").strip() != _sha(j)]
-            if stale:
-                raise UsageError(f"HOSTS: on {what}: {', '.join(stale)} missing or not this machine's build; "
-                                 f"copy them with: {fix}")
+        # host-run.sh too: the bench and it speak one protocol (the environment, the heartbeat)
+        wanted = [hostrun.SCRIPT, *(j for role in roles for j in jars.get(role, []))]
+        rc, out = place.remote_run(h, f"cd {shlex.quote(h.lab_dir)} && sha256sum {' '.join(map(shlex.quote, wanted))}")
+        theirs = dict(reversed(line.split(None, 1)) for line in out.splitlines() if rc == 0 and "  " in line)
+        stale = [j for j in wanted if theirs.get(j, "").strip() != _sha(j)]
+        if stale:
+            raise UsageError(f"HOSTS: on {what}: {', '.join(stale)} missing or not the same as here (this "
+                             f"machine's build); copy them with: {fix}")
+        if h.cpus:
+            rc, out = place.remote_run(h, f"taskset -c {shlex.quote(h.cpus)} true")
+            if rc != 0:
+                raise UsageError(f"HOSTS: host {h.name}: cpus={h.cpus} cannot pin there: {out.strip() or f'exit {rc}'}")
+    for h in roles_of:
+        d, why = hostrun.run_dir(h)
+        if d is None:
+            raise UsageError(f"HOSTS: host {h.name}: the run's directory could not be made there: {why}")
 
 
 def check_limits(hosts, max_conns, max_threads, backend):
@@ -198,12 +289,14 @@ def limits_text(m):
 
 
 def close():
-    """End every host's master connection (they would outlive the run by ControlPersist)."""
+    """Delete the run's directory on every host, then end every host's master connection (they would
+    outlive the run by ControlPersist) and remove their socket directory."""
+    hostrun.close_dirs()
     if not _control_dir:
         return
     d = _control_dir.pop()
     for sock in Path(d).glob("*"):
-        subprocess.run(["ssh", "-o", f"ControlPath={sock}", "-O", "exit", "x"], stdin=subprocess.DEVNULL,
+        subprocess.run(["ssh", "-o", f"ControlPath={sock}", "-O", "exit", "--", "x"], stdin=subprocess.DEVNULL,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     shutil.rmtree(d, ignore_errors=True)
 
@@ -217,9 +310,10 @@ def facts(hosts, java_here, host_limits=None):
         lines = text.splitlines() if rc == 0 else []
         cpus = lines[0] if lines else "?"
         lim = (host_limits or {}).get(h.name)
+        files = place.run_dir_on(h)
         out.append(f"{h.name}: {cpus} CPUs{f' (pinned to {h.cpus})' if h.cpus else ''}, kernel "
                    f"{lines[1] if len(lines) > 1 else '?'}, {lines[2] if len(lines) > 2 else 'java ?'}"
-                   + (f", {limits_text(lim)}" if lim else ""))
+                   + (f", {limits_text(lim)}" if lim else "") + (f", the run's files in {files}" if files else ""))
     return out
 
 
@@ -227,7 +321,8 @@ def round_trip_ms(hosts):
     """From each load host to the app's host: the fastest of 10 TCP connects to its sshd (bash's
     /dev/tcp, timed by bash's own EPOCHREALTIME, µs: no process started in between), in ms: {host name: ms}."""
     app = hosts["app"][0]
-    script = (f"best=; for i in 1 2 3 4 5 6 7 8 9 10; do t0=${{EPOCHREALTIME/./}}; exec 3<>/dev/tcp/{app.address}/{app.port} && "
+    tcp = shlex.quote(f"/dev/tcp/{app.address}/{app.port}")
+    script = (f"best=; for i in 1 2 3 4 5 6 7 8 9 10; do t0=${{EPOCHREALTIME/./}}; exec 3<>{tcp} && "
               f"t1=${{EPOCHREALTIME/./}}; exec 3>&-; d=$(( t1 - t0 )); "
               f"if [ -z \"$best\" ] || [ $d -lt $best ]; then best=$d; fi; done; echo $best")
     out = {}

@@ -20,7 +20,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import procs
+from . import hostrun, procs
 from .checks import UsageError
 
 ROLES = ("app", "backend", "loadgen")             # CPUSETS' roles
@@ -118,13 +118,12 @@ def configure(cpusets, hosts=None):
 
 def command(role, cmd, i=0, env=None):
     """cmd as it runs for `role` (its i-th host): under taskset when CPUSETS pins the role; through
-    ssh and bench/tools/host-run.sh (with `env`, and the host's `cpus`) when HOSTS puts it elsewhere."""
+    ssh and bench/tools/host-run.sh (with the host's `cpus`; `env` goes in on its stdin: hostrun.py)
+    when HOSTS puts it elsewhere."""
     assert role in PLACED, role
     h = host(role, i)
     if h.remote:
-        wrapped = [f"{h.lab_dir}/bench/tools/host-run.sh", *(["--cpus", h.cpus] if h.cpus else []),
-                   *[a for k, v in (env or {}).items() for a in ("--env", f"{k}={v}")], "--", *cmd]
-        return [*h.ssh, shlex.join(wrapped)]
+        return hostrun.wrapped(h, cmd, env)
     cpus = _cpus.get("backend" if role == "db" else role)
     return ["taskset", "-c", cpus, *cmd] if cpus else list(cmd)
 
@@ -136,10 +135,11 @@ def shown(role, cmd, i=0):
 
 
 def start(role, cmd, out, env=None, i=0):
-    """Start `role`'s cmd where the role runs; its output (ssh's, for a remote role) in `out`."""
+    """Start `role`'s cmd where the role runs; its output (ssh's, for a remote role) in `out`; `env`
+    added to its environment (on a host: sent on its stdin, in no command line)."""
     h = host(role, i)
     if h.remote:
-        p = procs.start(command(role, cmd, i, env), out=out, stop_by_stdin=True)
+        p = hostrun.start(h, cmd, out, env)
         _started[p] = (h, Path(out))
         return p
     return procs.start(command(role, cmd), out=out, env=dict(os.environ, **env) if env else None)
@@ -328,20 +328,40 @@ def ran_cpu_s(log):
 
 
 def fetch(role, i, remote_path, local_path):
-    """Copy a file a role wrote on its host here (bytes as they are), and delete it there; False
-    when it is not there."""
+    """Copy a file a role wrote on its host here (bytes as they are), and only once it is written
+    here (synced, then renamed into place), delete it there; False when it is not there."""
     h = host(role, i)
     if h in _lost:
         return False
     try:
-        r = subprocess.run([*h.ssh, f"cat {shlex.quote(remote_path)} && rm -f {shlex.quote(remote_path)}"],
+        r = subprocess.run([*h.ssh, f"cat -- {shlex.quote(remote_path)}"],
                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=120)
     except subprocess.TimeoutExpired:
         return False
     if r.returncode != 0:
         return False
-    Path(local_path).write_bytes(r.stdout)
+    local = Path(local_path)
+    part = local.with_name(local.name + ".part")
+    with open(part, "wb") as f:
+        f.write(r.stdout)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(part, local)
+    remote_run(h, f"rm -f -- {shlex.quote(remote_path)}")
     return True
+
+
+def run_dir_on(h):
+    """Host h's private directory for this run (hostrun.run_dir: made once, deleted at the run's
+    end, Ctrl-C included); None when it could not be made (the host lost)."""
+    return None if h in _lost else hostrun.run_dir(h)[0]
+
+
+def remote_file(role, i, name):
+    """A path for a run's file `name` on the role's i-th host, in its private directory; None when
+    there is none."""
+    d = run_dir_on(host(role, i))
+    return f"{d}/{name}" if d else None
 
 
 def put_text(role, i, remote_path, text):
@@ -382,4 +402,6 @@ def describe_hosts():
     """One line for the environment section: each role's host(s), address and CPUs; '' without HOSTS."""
     def one(h):
         return f"{h.name} {h.address}" + (f" CPU {h.cpus}" if h.cpus else "")
-    return "; ".join(f"{role} on {', '.join(one(h) for h in hosts(role))}" for role in PLACED if role in _hosts)
+    shared = {h.name: h.groups for role in PLACED for h in _hosts.get(role, []) if len(h.groups) > 1}
+    return "; ".join([f"{role} on {', '.join(one(h) for h in hosts(role))}" for role in PLACED if role in _hosts]
+                     + [f"{n} shared by {' and '.join(gs)} (lab_shared)" for n, gs in shared.items()])

@@ -6,18 +6,23 @@ from pathlib import Path
 
 
 def create(results_dir):
-    """A new run directory with logs/, calibration/ and cells/; (its path, the UTC time now)."""
+    """A new run directory with logs/, calibration/ and cells/; (its path, the UTC time now). Made
+    exclusively: two runs started in the same second get two directories (stamp, stamp-1, ...)."""
     now = datetime.now(timezone.utc)
     stamp = now.strftime("%Y%m%dT%H%M%SZ")
     base = Path(results_dir)
     base.mkdir(parents=True, exist_ok=True)
     run_dir, n = base / stamp, 1
-    while run_dir.exists():
-        run_dir, n = base / f"{stamp}-{n}", n + 1
+    while True:
+        try:
+            run_dir.mkdir()            # no exist_ok: this run's own, or the next name
+            break
+        except FileExistsError:
+            run_dir, n = base / f"{stamp}-{n}", n + 1
     for sub in ("logs", "calibration", "cells"):
-        (run_dir / sub).mkdir(parents=True)
+        (run_dir / sub).mkdir()
     link = base / "latest"
-    tmp = base / ".latest.tmp"
+    tmp = base / f".latest-{run_dir.name}.tmp"          # named after this run's directory: never another's
     if tmp.is_symlink():
         tmp.unlink()
     tmp.symlink_to(run_dir.name)

@@ -4,18 +4,26 @@
 # bridge, each with its own sshd and a key made for this run (bench/tools/netns-hosts.sh): app,
 # backend, db, and two load hosts. Run by the smoke test (`make test`), ~1.5 min.
 #
-# Checks: an inventory without a group BACKEND=postgres needs, an unreachable host, a refused key, a host without the lab's
+# Checks: an inventory without a group BACKEND=postgres needs, one Ansible cannot parse (Ansible's own
+# words shown), an ansible_host that would be an ssh option (its ProxyCommand never runs), cpus=abc,
+# an unreachable host, a refused key, a host without the lab's
 # files, and a setting HOSTS does not place all exit 2 and start nothing; `make hosts` provisions a
-# fresh lab_dir and changes nothing the second time; a tiny matrix with its roles spread over the
+# fresh lab_dir (sshd's ClientAliveInterval included) and changes nothing the second time; a tiny matrix with its roles spread over the
 # hosts: every cell ok, each host's wrk.json requests summing to the merged ones, the merged
 # percentiles equal to those of the union of the hosts' samples computed here, each role's process
 # in its host's namespace (bench/tools/host-run.sh's "pid N on ... ADDRESS" line in its log); a role that
 # ignores TERM ended by the KILL after it; a tiny DB cell
 # with PostgreSQL on the db host and pgbench on the first load host; Ctrl-C mid-run (in wrk's
 # calibration, and in pgbench's) exits 130 and leaves nothing in any namespace; a load host cut off mid-run fails the calibration it
-# was in with the reason, the cells after it fail at once naming it, and the run goes on to its end. Nothing left after: no process of ours in a namespace, no ssh master, no
-# namespace. Prints "N passed, M failed" last; exits 1 when anything failed. Needs root (namespaces):
-# otherwise says so and exits 0 having checked nothing.
+# was in with the reason, the cells after it fail at once naming it, and the run goes on to its end;
+# a bench killed with -9 mid-cell leaves no role, no directory of the run on any host and (10 s
+# later) no ssh master; the next run starts cleanly, and with the bench's network cut (the bridge
+# down) every role on every host ends within 20 s (hostrun.py's heartbeat: these sshds, like
+# Debian's, have no ClientAliveInterval). Nothing left after: no process of ours in a namespace, no
+# directory a run made on a host, no ssh master or control directory of ours, no namespace. Only what
+# this test made is looked at: its namespaces, its runs' directories, its own TMPDIR (the bench's
+# ssh control directories go there). Prints "N passed, M failed" last; exits 1 when anything failed.
+# Needs root (namespaces): otherwise says so and exits 0 having checked nothing.
 #
 # USAGE: bench/tests/hosts-test.sh
 set -euo pipefail
@@ -29,6 +37,7 @@ fi
 export REMOTE_PORT=${REMOTE_PORT:-19100} APP_PORT=${APP_PORT:-19101} ADMIN_PORT=${ADMIN_PORT:-19102}
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/hosts-test.XXXXXX")
 H="$TMP/hosts"
+export TMPDIR="$TMP"            # the bench's ssh control directories: ours to look at, nobody else's
 cleanup() { bench/tools/netns-hosts.sh down "$H" || true; rm -rf "$TMP"; }
 trap cleanup EXIT
 
@@ -62,8 +71,36 @@ ours_left() {
     done
     return 1
 }
+# roles_left: a process in the set's namespaces that is no sshd (a listener, or a session whose client
+# is cut off: it stays until TCP gets through again, which is sshd's business, not the bench's).
+roles_left() {
+    local ns pid
+    for ns in $NAMESPACES; do
+        for pid in $(ip netns pids "$ns"); do
+            [[ $(cat "/proc/$pid/comm" 2>/dev/null) == sshd* ]] || { ps -o pid=,args= -p "$pid"; return 0; }
+        done
+    done
+    return 1
+}
+# run_files_left OUT...: the directories the runs printed (each host's, in their environment section)
+# that are still there; and their PostgreSQL data directories (pg.py: /tmp/lab-pg-<run>-<port>).
+run_files_left() {
+    local d out
+    for out in "$@"; do
+        while read -r d; do
+            [[ -e "$d" ]] && { echo "left: $d"; return 0; }
+        done < <(grep -o "the run's files in /[^ ,;]*" "$out" 2>/dev/null | awk '{print $NF}')
+    done
+    for d in "$TMP"/*/latest; do
+        [[ -L "$d" ]] && compgen -G "/tmp/lab-pg-$(readlink "$d")-*" && return 0
+    done
+    return 1
+}
+# nothing_left [OUT...]: no process of ours in a namespace, no file of these runs on a host, no ssh
+# master or control directory of ours (the bench's, in our TMPDIR).
 nothing_left() {
-    ! ours_left && [[ -z $(compgen -G "/tmp/lab-wrk-*" || true) && -z $(compgen -G "/tmp/lab-pg*" || true) ]]
+    ! ours_left && ! run_files_left "$@" && [[ -z $(compgen -G "$TMP/lab-ssh-*" || true) ]] \
+        && ! pgrep -f -- "ControlPath=$TMP/lab-ssh-" >/dev/null
 }
 
 # refused NAME INVENTORY EXPECTED [VAR=value...]: exit 2, ERROR naming it, the usage, no run directory.
@@ -89,11 +126,26 @@ sed "s/^h4 ansible_host=\([0-9.]*\)/h4 ansible_host=\1 lab_dir=\/nonexistent/" "
 check "a host without the lab's files exits 2 naming make hosts" refused nodir "$TMP/nodir.ini" \
     "on host h4 .*bench/tools/host-run.sh not found .*make hosts HOSTS="
 check "HOSTS with SCENARIO=slow-upload exits 2" refused slow "$INV" "HOSTS places SCENARIO=call, cost and the sweep with LOADGEN=wrk or vegeta so far, not slow-upload" SCENARIO=slow-upload
+printf '[app]\nh1 ansible_host=%s.11\n[loadgen\nh4\n' "$NET" > "$TMP/malformed.ini"
+malformed() {
+    refused malformed "$TMP/malformed.ini" "HOSTS: ansible-inventory could not read $TMP/malformed.ini:" \
+        && grep -q "Failed to parse $TMP/malformed.ini with ini plugin" "$TMP/malformed.out"
+}
+check "an inventory Ansible cannot parse exits 2 with Ansible's own words" malformed
+sed "s|^h1 ansible_host=[0-9.]*|h1 ansible_host='-oProxyCommand=touch $TMP/proxy-ran'|" "$INV" > "$TMP/option.ini"
+option() {
+    refused option "$TMP/option.ini" "HOSTS: host h1: ansible_host '-oProxyCommand=touch $TMP/proxy-ran' is not an IP address or a host name" \
+        && [[ ! -e "$TMP/proxy-ran" ]]
+}
+check "an ansible_host that would be an ssh option exits 2 naming it; its command never runs" option
+sed "s|^h1 ansible_host=\([0-9.]*\)|h1 ansible_host=\1 cpus=abc|" "$INV" > "$TMP/cpus.ini"
+check "cpus=abc exits 2 naming the host and the value" refused cpus "$TMP/cpus.ini" "HOSTS: host h1: cpus 'abc' is not a CPU list"
 
 echo "== make hosts [${SECONDS}s]"
 # Every role on h1, so that one host runs every task (4 hosts took 32 s of a CI run for the two runs).
+# (its sshd: this set's, lab_sshd_config and its pid file, which the inventory of netns-hosts.sh names)
 {
-    for g in app backend db loadgen; do printf '[%s]\nh1 ansible_host=%s.11\n\n' "$g" "$NET"; done
+    for g in app backend db loadgen; do printf '[%s]\nh1 ansible_host=%s.11 lab_sshd_pid_file=%s\n\n' "$g" "$NET" "$H/sshd-h1.pid"; done
     sed -n '/^\[all:vars\]/,$p' "$INV" | sed "s|^lab_dir=.*|lab_dir=$TMP/lab|"
 } > "$TMP/fresh.ini"
 provisioned() {
@@ -103,7 +155,9 @@ provisioned() {
     grep -qE '^h1 +: .*changed=[1-9]' "$TMP/hosts1.out" && ! grep -qE 'changed=[1-9]|failed=[1-9]|WARNING' "$TMP/hosts2.out" \
         && [[ -x "$TMP/lab/bench/tools/host-run.sh" && -f "$TMP/lab/remote-sleep/target/remote-sleep.jar" ]] \
         && [[ -x "$TMP/lab/bench/tools/pg.sh" && -f "$TMP/lab/bench/labbench/pgusage.py" ]] \
-        && cmp -s "$TMP/lab/async-servlet/target/async-servlet.jar" async-servlet/target/async-servlet.jar
+        && cmp -s "$TMP/lab/async-servlet/target/async-servlet.jar" async-servlet/target/async-servlet.jar \
+        && grep -qx 'ClientAliveInterval 5' "$H/sshd_config.d/lab-client-alive.conf" \
+        && ip netns exec "${NAMESPACES%% *}" /usr/sbin/sshd -T -f "$H/sshd_config" | grep -qx 'clientaliveinterval 5'
 }
 check "make hosts provisions a fresh lab_dir (every role on one host), then changes nothing" provisioned
 
@@ -159,7 +213,7 @@ check "results.md shows the placement and each load host's share" bash -c "
     grep -q '^| roles on hosts (HOSTS) | app on h1 $NET.11; backend on h2 $NET.12; loadgen on h4 $NET.14, h5 $NET.15 |' '$TMP/run/latest/results.md' &&
     grep -q '^## Load hosts (HOSTS)' '$TMP/run/latest/results.md' &&
     (( \$(grep -c '^| [0-9a-z].* | h[45] |' '$TMP/run/latest/results.md') == 12 ))"
-check "nothing left in the namespaces after the run" nothing_left
+check "nothing left on the hosts after the run (processes, the run's directories)" nothing_left "$TMP/run.out"
 stubborn() {
     # a role that ignores TERM (a JVM stuck in its shutdown): the KILL the bench writes after it ends it
     local rc=0 fd t0=$SECONDS
@@ -204,7 +258,7 @@ assert cell["pct_of_bound"] >= 50
 EOF
 }
 check "a DB cell with PostgreSQL on the db host: ok, pgbench on the first load host, the cluster's CPU read there" db_cell
-check "nothing left in the namespaces after the DB run (no PostgreSQL, no pgbench script)" nothing_left
+check "nothing left on the hosts after the DB run (no PostgreSQL, no pgbench script)" nothing_left "$TMP/db.out"
 
 # start_bench OUT PATTERN VAR=value...: the tiny matrix on the hosts with these settings, in the
 # background (its pid in BENCH_PID, its output in OUT), once PATTERN is in OUT (at most 30 s).
@@ -228,7 +282,7 @@ interrupted() {
     kill -INT "$BENCH_PID"
     wait "$BENCH_PID" || rc=$?
     tail -3 "$TMP/int.out"
-    [[ $rc == 130 ]] && nothing_left && [[ -f "$TMP/int/latest/results.md" ]]
+    [[ $rc == 130 ]] && nothing_left "$TMP/int.out" && [[ -f "$TMP/int/latest/results.md" ]]
 }
 check "Ctrl-C exits 130, keeps the results and leaves nothing on any host" interrupted
 interrupted_db() {
@@ -239,7 +293,7 @@ interrupted_db() {
     kill -INT "$BENCH_PID"
     wait "$BENCH_PID" || rc=$?
     tail -3 "$TMP/int-db.out"
-    [[ $rc == 130 ]] && nothing_left
+    [[ $rc == 130 ]] && nothing_left "$TMP/int-db.out"
 }
 check "Ctrl-C during pgbench exits 130 and leaves no PostgreSQL, pgbench or script on any host" interrupted_db
 
@@ -258,23 +312,71 @@ cut_off() {
     wait "$BENCH_PID" || rc=$?
     ip link set "${BRIDGE%br}v5" up
     tail -4 "$TMP/lost.out"
-    # the lost host's wrk ends by itself (-d 4s): wait for it before looking for leftovers
-    for _ in $(seq 1 40); do ours_left >/dev/null || break; sleep 0.5; done
-    # (its wrk.json stays in h5's /tmp: the bench could not reach it to fetch or delete it)
-    rm -f /tmp/lab-wrk-*-h5.json
+    # the lost host's wrk ends by itself (-d 4s), its directory by the heartbeat's silence, and its
+    # sshd's sessions once TCP gets through again: wait for them before looking for leftovers
+    for _ in $(seq 1 60); do ours_left >/dev/null || break; sleep 0.5; done
     [[ $rc == 1 ]] && grep -qE '^   ceiling: FAILED: (load host h5: wrk exit 255|host h5 lost) \(ssh: host lost or not reached\)' "$TMP/lost.out" \
         && grep -q '^\[1/2\] .* FAILED: host h5 was lost earlier in this run' "$TMP/lost.out" \
         && grep -q '^\[2/2\] .* FAILED: host h5 was lost earlier in this run' "$TMP/lost.out" \
-        && grep -q '== done: 2 cells (2 FAILED)' "$TMP/lost.out" && nothing_left
+        && grep -q '== done: 2 cells (2 FAILED)' "$TMP/lost.out" && nothing_left "$TMP/lost.out"
 }
 check "a load host lost mid-cell (the calibration's) fails it and the cells after it with the reason; the run goes on to its end" cut_off
+
+echo "== a bench killed, a bench cut off [${SECONDS}s]"
+# gone_within LIMIT: wait (at most LIMIT s) until no role is left on any host; prints how long it took
+gone_within() {
+    local t0 now
+    t0=$(date +%s%N)
+    while roles_left >"$TMP/left.txt"; do
+        now=$(date +%s%N)
+        (( (now - t0) / 1000000000 < $1 )) || { cat "$TMP/left.txt"; return 1; }
+        sleep 0.2
+    done
+    now=$(date +%s%N)
+    echo "$(( (now - t0) / 1000000 )) ms"
+}
+killed() {
+    # mid-cell: the app on h1, remote-sleep on h2, wrk on h4 and h5, each host's directory of the run
+    start_bench "$TMP/k9.out" '^  \$ \[h5\] wrk .*/call' DURATION=3s RESULTS_DIR="$TMP/k9"
+    sleep 1
+    kill -KILL "$BENCH_PID"
+    wait "$BENCH_PID" || true
+    # its ssh's stdin closes with it: every role gets TERM at once (host-run.sh)
+    printf 'roles gone after the kill in '; gone_within 20 || return 1
+    # its ssh masters end 10 s after their last session (ControlPersist); its control directory stays
+    for _ in $(seq 1 30); do pgrep -f -- "ControlPath=$TMP/lab-ssh-" >/dev/null || break; sleep 0.5; done
+    pgrep -af -- "ControlPath=$TMP/lab-ssh-" && return 1
+    rmdir "$TMP"/lab-ssh-*          # empty: its sockets went with the masters
+    nothing_left "$TMP/k9.out"
+}
+check "a bench killed with -9 mid-cell leaves no role, no directory of its run on any host, no ssh master" killed
+sed -n 's/^roles gone/       roles gone/p' "$TMP/check.out"
+cut_bench() {
+    local rc=0 took
+    # the next run starts cleanly (remote-sleep's port free on h2...), and mid-calibration the bench's
+    # network goes: nothing it sends arrives, nothing closes; host-run.sh ends each role after 10 s
+    # without the heartbeat (TERM; KILL 10 s later): within 20 s
+    start_bench "$TMP/cut.out" '^  \$ \[h5\] wrk .*/sleep' DURATION=20s RESULTS_DIR="$TMP/cut" HOSTS="$TMP/alive.ini"
+    grep -q '^  \$ \[h5\] wrk .*/sleep' "$TMP/cut.out" || { tail -5 "$TMP/cut.out"; return 1; }
+    sleep 1
+    ip link set "$BRIDGE" down
+    took=$(gone_within 25) || rc=1
+    ip link set "$BRIDGE" up
+    wait "$BENCH_PID" || true
+    tail -3 "$TMP/cut.out"
+    echo "every role on every host gone ${took} after the bench's network was cut"
+    [[ $rc == 0 ]] && (( ${took% ms} <= 20000 )) && ! run_files_left "$TMP/cut.out"
+}
+check "the next run starts cleanly; with the bench's network cut every role ends within 20 s" cut_bench
+sed -n 's/^every role/       every role/p' "$TMP/check.out"
 
 echo "== down [${SECONDS}s]"
 bench/tools/netns-hosts.sh down "$H"
 gone() {
     local ns
     for ns in $NAMESPACES; do ip netns list | grep -qw "$ns" && { echo "$ns still there"; return 1; }; done
-    ! ip link show "$BRIDGE" >/dev/null 2>&1 && ! pgrep -f "sshd -f $H/sshd_config" && [[ -z $(compgen -G "/tmp/lab-ssh-*" || true) ]]
+    ! ip link show "$BRIDGE" >/dev/null 2>&1 && ! pgrep -f "sshd -f $H/sshd_config" && [[ -z $(compgen -G "$TMP/lab-ssh-*" || true) ]] \
+        && ! pgrep -f -- "ControlPath=$TMP/lab-ssh-"
 }
 check "no namespace, bridge, sshd or ssh master left" gone
 

@@ -2,12 +2,17 @@
 -c split over load hosts, what host-run's lines give back, how an inventory host's variables become
 its ssh command, and the load hosts' completions on one axis. End to end on network namespaces:
 bench/tests/hosts-test.sh."""
+import os
 import shlex
+import subprocess
+import sys
 import tempfile
 import unittest
 from pathlib import Path
+from unittest import mock
 
 from labbench import inventory, limits, place, procs
+from labbench.checks import UsageError
 from labbench.loadgens import histogram, wrk
 
 
@@ -39,13 +44,15 @@ class Commands(unittest.TestCase):
         place.configure({"loadgen": "0"})
         self.assertEqual(["taskset", "-c", "0", "wrk"], place.command("loadgen", ["wrk"]))
 
-    def test_on_a_host_it_goes_through_ssh_and_host_run_with_its_cpus_and_env(self):
+    def test_on_a_host_it_goes_through_ssh_and_host_run_with_its_cpus_and_no_env_value(self):
         place.configure({}, {"app": [remote("h1")], "backend": [remote("h2")],
                              "loadgen": [remote("h4", cpus="0"), remote("h5")]})
         cmd = place.command("loadgen", ["wrk", "-d", "10s", "http://10.0.0.1:8080/call?x=1 2"], 0, {"WRK_JSON": "/tmp/a b.json"})
         self.assertEqual(["ssh", "-o", "BatchMode=yes", "root@10.0.0.4"], cmd[:4])
-        self.assertEqual(["/srv/lab/bench/tools/host-run.sh", "--cpus", "0", "--env", "WRK_JSON=/tmp/a b.json", "--",
+        # the environment's values go in on stdin (hostrun.env_text), never in a command line
+        self.assertEqual(["/srv/lab/bench/tools/host-run.sh", "--cpus", "0", "--silence", "10", "--env-stdin", "--",
                           "wrk", "-d", "10s", "http://10.0.0.1:8080/call?x=1 2"], shlex.split(cmd[4]))
+        self.assertNotIn("a b.json", " ".join(cmd))
         self.assertNotIn("--cpus", shlex.split(place.command("loadgen", ["wrk"], 1)[4]))
         self.assertEqual("10.0.0.4", place.address("app"))
         self.assertEqual("[h4] wrk -c 5", place.shown("loadgen", ["wrk", "-c", "5"]))
@@ -101,14 +108,15 @@ class HostLimits(unittest.TestCase):
 class InventoryHosts(unittest.TestCase):
     def test_ansible_variables_make_the_ssh_command(self):
         h = inventory.host_of("h4", {"ansible_host": "10.0.0.4", "ansible_port": 2222, "ansible_user": "bench",
-                                     "ansible_ssh_private_key_file": "/k/id", "cpus": 0,
-                                     "ansible_ssh_common_args": "-o UserKnownHostsFile=/k/known"}, "/repo")
-        self.assertEqual(("10.0.0.4", "0", "/repo", ""), (h.address, h.cpus, h.lab_dir, h.java))
+                                     "ansible_ssh_private_key_file": "/k/id", "cpus": [0, 2],
+                                     "ansible_ssh_common_args": "-o UserKnownHostsFile=/k/known"}, "/repo", "/c")
+        self.assertEqual(("10.0.0.4", "0,2", "/repo", ""), (h.address, h.cpus, h.lab_dir, h.java))
+        # --: whatever the inventory says, the destination is never read as an option
         self.assertEqual(["ssh", "-o", "UserKnownHostsFile=/k/known", "-o", "BatchMode=yes", "-o", "ConnectTimeout=5",
-                          "-p", "2222", "-i", "/k/id", "bench@10.0.0.4"], inventory.plain_ssh(h))
+                          "-p", "2222", "-i", "/k/id", "--", "bench@10.0.0.4"], inventory.plain_ssh(h))
         self.assertIn("ControlMaster=auto", h.ssh)
+        self.assertIn("ControlPath=/c/%C", h.ssh)
         self.assertIn("ServerAliveInterval=2", h.ssh)
-        inventory.close()
 
     def test_the_groups_a_run_needs_follow_its_backend(self):
         self.assertEqual(["app", "backend", "loadgen"], inventory.needed("http", ""))
@@ -123,6 +131,90 @@ class InventoryHosts(unittest.TestCase):
             self.assertEqual("127.0.0.1", place.address("db"))
         finally:
             place.configure({})
+
+
+def an_inventory(**app_vars):
+    """ansible-inventory --list's shape: h1 the app, h2 the backend, h4 the load, h1's variables given."""
+    hv = {"h1": {"ansible_host": "10.0.0.1", **app_vars}, "h2": {"ansible_host": "10.0.0.2"}, "h4": {"ansible_host": "10.0.0.4"}}
+    return {"app": {"hosts": ["h1"]}, "backend": {"hosts": ["h2"]}, "loadgen": {"hosts": ["h4"]}, "_meta": {"hostvars": hv}}
+
+
+class BadInventory(unittest.TestCase):
+    """Every value that reaches ssh or a remote shell, checked before anything starts: an ERROR naming
+    the host and the value (main: exit 2 with the usage), and nothing made on disk."""
+    CASES = [({"ansible_host": "-oProxyCommand=touch /tmp/x"}, "host h1: ansible_host '-oProxyCommand=touch /tmp/x' is not an IP address or a host name"),
+             ({"ansible_host": "10.0.0.1;reboot"}, "host h1: ansible_host '10.0.0.1;reboot' is not an IP address"),
+             ({"ansible_host": "a b"}, "host h1: ansible_host 'a b' is not"),
+             ({"ansible_port": "abc"}, "host h1: ansible_port 'abc' is not a port number"),
+             ({"ansible_port": 70000}, "host h1: ansible_port 70000 is not a port number"),
+             ({"ansible_user": "-lroot"}, "host h1: ansible_user '-lroot' is not a user name"),
+             ({"cpus": "abc"}, "host h1: cpus 'abc' is not a CPU list"),
+             ({"cpus": "3-1"}, "host h1: cpus '3-1' is not a CPU list like 1, 0-3 or 0,2-3 (each range low to high)"),
+             ({"lab_dir": "lab; rm -rf ~"}, "host h1: lab_dir 'lab; rm -rf ~' is not an absolute path"),
+             ({"ansible_ssh_common_args": "-o 'unclosed"}, "host h1: ansible_ssh_common_args \"-o 'unclosed\" is not ssh options")]
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        patch = mock.patch.object(inventory.tempfile, "tempdir", self.tmp.name)     # where mkdtemp would make one
+        patch.start()
+        self.addCleanup(patch.stop)
+        self.addCleanup(self.tmp.cleanup)
+        self.addCleanup(inventory.close)
+        self.addCleanup(place.configure, {})
+
+    def parse(self, inv, backend="http"):
+        with mock.patch.object(inventory, "read", return_value=inv):
+            return inventory.parse("inv.ini", backend, here="/repo")
+
+    def test_each_bad_value_names_its_host_and_value_and_makes_nothing(self):
+        for hv, message in self.CASES:
+            with self.subTest(hv), self.assertRaises(UsageError) as e:
+                self.parse(an_inventory(**hv))
+            self.assertIn(message, str(e.exception))
+        self.assertEqual([], os.listdir(self.tmp.name))       # no ssh control directory
+
+    def test_a_bad_host_name_is_refused_too(self):
+        inv = an_inventory()
+        inv["loadgen"]["hosts"] = ["-h4"]
+        with self.assertRaises(UsageError) as e:
+            self.parse(inv)
+        self.assertIn("host -h4: the name '-h4' is not a host name", str(e.exception))
+
+    def test_a_host_in_two_of_the_runs_groups_unless_it_says_so(self):
+        inv = an_inventory()
+        inv["backend"]["hosts"] = ["h1"]
+        with self.assertRaises(UsageError) as e:
+            self.parse(inv)
+        self.assertIn("10.0.0.1 is h1 in app and h1 in backend: its roles would share its CPUs", str(e.exception))
+        # the same box under two names is one host too
+        inv = an_inventory()
+        inv["_meta"]["hostvars"]["h2"]["ansible_host"] = "10.0.0.1"
+        with self.assertRaises(UsageError):
+            self.parse(inv)
+        self.assertEqual([], os.listdir(self.tmp.name))
+        # an explicit opt-in, which the report names; a db group BACKEND=http does not use is no second role
+        inv = an_inventory(lab_shared=True)
+        inv["backend"]["hosts"] = ["h1"]
+        inv["db"] = {"hosts": ["h4"]}
+        hosts = self.parse(inv)
+        place.configure({}, hosts)
+        self.assertEqual("app on h1 10.0.0.1; backend on h1 10.0.0.1; loadgen on h4 10.0.0.4; h1 shared by app "
+                         "and backend (lab_shared)", place.describe_hosts())
+        self.assertEqual(1, len(os.listdir(self.tmp.name)))    # the run's ssh control directory, once all passed
+
+    def test_good_values_pass(self):
+        hosts = self.parse(an_inventory(ansible_host="app-1.lab.example", ansible_port="2222", cpus="0,2-3",
+                                        ansible_user="bench", lab_dir="/srv/lab"))
+        h = hosts["app"][0]
+        self.assertEqual(("app-1.lab.example", 2222, "0,2-3", "/srv/lab"), (h.address, h.port, h.cpus, h.lab_dir))
+        self.assertEqual(["--", "bench@app-1.lab.example"], list(h.ssh[-2:]))
+
+    def test_importing_the_lab_and_making_a_host_creates_nothing_on_disk(self):
+        code = ("import labbench.main, labbench.inventory as i; "
+                "i.host_of('h1', {'ansible_host': '10.0.0.1'}, '/repo')")
+        subprocess.run([sys.executable, "-c", code], cwd=self.tmp.name, check=True,
+                       env=dict(os.environ, TMPDIR=self.tmp.name, PYTHONPATH=str(Path(__file__).resolve().parents[1])))
+        self.assertEqual([], os.listdir(self.tmp.name))
 
 
 def doc(times, t0, conns):

@@ -101,7 +101,11 @@ ssh-keygen -q -t ed25519 -N '' -C "lab hosts $n" -f "$dir/id_ed25519" <<<y >/dev
 ssh-keygen -q -t ed25519 -N '' -C "lab host key $n" -f "$dir/ssh_host_ed25519_key" <<<y >/dev/null
 cp "$dir/id_ed25519.pub" "$dir/authorized_keys"
 : > "$dir/known_hosts"
+mkdir -p "$dir/sshd_config.d"
+# Like Debian's: drop-ins first (make hosts adds one, lab_sshd_config in the inventory), and no
+# ClientAliveInterval (0: a session whose client went silent stays): what the bench's heartbeat is for.
 cat > "$dir/sshd_config" <<EOF
+Include $dir/sshd_config.d/*.conf
 Port 22
 HostKey $dir/ssh_host_ed25519_key
 AuthorizedKeysFile $dir/authorized_keys
@@ -114,10 +118,6 @@ StrictModes no
 Subsystem sftp internal-sftp
 MaxSessions 200
 MaxStartups 200:30:400
-# A client that stopped answering (a test cuts a host's link) ends its session within ~6 s, like the
-# bench's own keep-alives end its side, instead of lingering until TCP gives up.
-ClientAliveInterval 2
-ClientAliveCountMax 3
 LogLevel ERROR
 EOF
 
@@ -158,7 +158,7 @@ cpus_of() {
         for j in 1 2 3 4 5; do
             [[ "${ROLES[$((j - 1))]}" == "$role" ]] || continue
             c=$(cpus_of "$role")
-            echo "h$j ansible_host=10.213.$n.$((10 + j))${c:+ cpus=$c}"
+            echo "h$j ansible_host=10.213.$n.$((10 + j))${c:+ cpus=$c} lab_sshd_pid_file=$dir/sshd-h$j.pid"
         done
         echo
     done
@@ -166,7 +166,8 @@ cpus_of() {
     echo "ansible_user=root"
     echo "ansible_ssh_private_key_file=$dir/id_ed25519"
     echo "ansible_ssh_common_args='-o UserKnownHostsFile=$dir/known_hosts'"
-    echo "ansible_python_interpreter=/usr/bin/python3"
+    echo "# make hosts: this set's sshd configuration (each host's own pid file, above), not this machine's"
+    echo "lab_sshd_config=$dir/sshd_config"
     echo "# the repository on every host (these share this machine's disk)"
     echo "lab_dir=$ROOT"
 } > "$dir/inventory.ini"

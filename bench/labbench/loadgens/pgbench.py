@@ -3,6 +3,7 @@ clients as the app's DB pool, for DURATION. Its tps is what the database itself 
 that many connections; every DB cell is reported as a % of it (like wrk straight at remote-sleep
 for the HTTP backend). Chosen by BACKEND, never by LOADGEN."""
 import re
+import shlex
 
 from .. import place, procs
 from ..pg import psql_args
@@ -50,24 +51,19 @@ class PgBench(LoadGen):
         s = lab.s
         (d / "query.sql").write_text(script(s))
         path = (d / "query.sql").resolve()
-        h, remove = place.host("loadgen"), None
-        if h.remote:                   # HOSTS: pgbench runs on the first load host, its script there
-            path = f"/tmp/lab-pgbench-{d.parent.parent.name}-{d.name}.sql"
-
-            def remove():
-                place.remote_run(h, f"rm -f {path}")
-            procs.AT_STOP.append(remove)       # also after a Ctrl-C in the middle of it
-            if not place.put_text("loadgen", 0, path, script(s)):
-                return f"could not write {path} on load host {h.name}", {}
+        h = place.host("loadgen")
+        if h.remote:                   # HOSTS: pgbench runs on the first load host, its script in the run's directory there
+            path = place.remote_file("loadgen", 0, f"pgbench-{d.name}.sql")
+            if not path or not place.put_text("loadgen", 0, path, script(s)):
+                return f"could not write pgbench's script on load host {h.name}", {}
         cmd = command(s, lab.db.bindir, lab.db.url, path, clients)
         print(f"  $ {place.shown('loadgen', cmd)}")
         # the box's CPU: the database's host's (the same box here), where a saturated CPU would cap the tps
         box0, window = place.box_ticks("db"), lab.db.window()
         rc = place.run("loadgen", cmd, out=d / self.output, env=lab.db.client_env())     # PGPASSWORD: never argv
         box1 = place.box_ticks("db")
-        if remove:                     # now, and not again at the end
-            procs.AT_STOP.remove(remove)
-            remove()
+        if h.remote:                   # now (after a Ctrl-C, with the run's directory)
+            place.remote_run(h, f"rm -f -- {shlex.quote(path)}")
         busy, total = box1[0] - box0[0], box1[1] - box0[1]
         measured = {"pgbench_command": " ".join(cmd), "pgbench_exit": rc,
                     "cpu_box_pct": round(100 * busy / total if total else 0, 1), **(window.end() if window else {})}

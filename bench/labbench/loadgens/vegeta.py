@@ -11,7 +11,7 @@ vegeta itself never caps the test; -timeout is the cell's wrk --timeout, above t
 """
 import json
 import math
-import os
+import shlex
 import subprocess
 import time
 from datetime import datetime, timezone
@@ -110,14 +110,16 @@ def measure_on_hosts(vegeta, cell_dir, url, rate, duration_s, timeout_s, sleep_m
     gone = place.lost_names("loadgen", [i for i, _ in plan])
     if gone:
         return f"load host {', '.join(gone)} was lost earlier in this run", {}
-    tmp, started, cmds = f"/tmp/lab-vegeta-{os.getpid()}-{cell_dir.name}", [], []
+    # each host's files in its private directory of the run (place.run_dir_on)
+    files = {i: place.remote_file("loadgen", i, f"vegeta-{cell_dir.parent.name}-{cell_dir.name}") for i, _ in plan}
+    started, cmds = [], []
     for i, r in plan:
         h = place.host("loadgen", i)
-        if not place.put_text("loadgen", i, f"{tmp}-{h.name}.targets", f"GET {url}\n"):
+        if not files[i] or not place.put_text("loadgen", i, f"{files[i]}.targets", f"GET {url}\n"):
             return f"load host {h.name}: could not write vegeta's targets there", {}
         # the pinned vegeta of `make hosts`, in the repository there (host-run runs from it)
-        cmds.append(command(".tools/bin/vegeta", f"{tmp}-{h.name}.targets", r, duration_s, timeout_s, sleep_ms,
-                            f"{tmp}-{h.name}.bin"))
+        cmds.append(command(".tools/bin/vegeta", f"{files[i]}.targets", r, duration_s, timeout_s, sleep_ms,
+                            f"{files[i]}.bin"))
         print(f"  $ {place.shown('loadgen', [str(c) for c in cmds[-1]], i)}")
     jvm0 = (web.get_json(stats_url) or {}).get("jvm") if stats_url else None
     box0, t0 = place.box_ticks("app"), time.monotonic()
@@ -131,7 +133,7 @@ def measure_on_hosts(vegeta, cell_dir, url, rate, duration_s, timeout_s, sleep_m
         (cell_dir / "stats.json").write_text(json.dumps(stats))
     box1, t1 = place.box_ticks("app"), time.monotonic()
     busy, total = box1[0] - box0[0], box1[1] - box0[1]
-    hosts_out, binaries, failed = host_results(vegeta, plan, rcs, cell_dir, tmp, duration_s)
+    hosts_out, binaries, failed = host_results(vegeta, plan, rcs, cell_dir, files, duration_s)
     measured = {"vegeta_command": " ; ".join(place.shown("loadgen", [str(c) for c in cmd], i) for (i, _), cmd in zip(plan, cmds)),
                 "vegeta_exit": max(rcs), "cpu_box_pct": round(100 * busy / total if total else 0, 1),
                 "cpu_window_s": round(t1 - t0, 2), "load_hosts": hosts_out}
@@ -141,7 +143,7 @@ def measure_on_hosts(vegeta, cell_dir, url, rate, duration_s, timeout_s, sleep_m
     return summarise(vegeta, cell_dir, binaries), measured
 
 
-def host_results(vegeta, plan, rcs, cell_dir, tmp, duration_s):
+def host_results(vegeta, plan, rcs, cell_dir, files, duration_s):
     """Each load host's result file fetched into the cell (vegeta-HOST.bin), its share, requests and
     CPU, and vegeta.txt as every host's output in turn: (load_hosts, the files, why some failed)."""
     hosts_out, binaries, failed = [], [], []
@@ -150,8 +152,8 @@ def host_results(vegeta, plan, rcs, cell_dir, tmp, duration_s):
         if rc == 255:
             place.lost(h)
         local = cell_dir / f"vegeta-{h.name}.bin"
-        got = rc == 0 and place.fetch("loadgen", i, f"{tmp}-{h.name}.bin", local)
-        place.remote_run(h, f"rm -f {tmp}-{h.name}.targets")
+        got = rc == 0 and place.fetch("loadgen", i, f"{files[i]}.bin", local)
+        place.remote_run(h, f"rm -f -- {shlex.quote(files[i])}.targets")
         if got:
             binaries.append(local)
             own = subprocess.run([vegeta, "report", "-type=json", str(local)], capture_output=True, text=True)

@@ -2,7 +2,6 @@
 bench/tools/wrk-json.lua, CPU recorded around it), on one machine or split over the load hosts and merged,
 the calibration's run straight at remote-sleep, and what wrk.json means."""
 import json
-import os
 import resource
 import time
 
@@ -78,7 +77,10 @@ def measure_on_hosts(s, cell_dir, url, wt, conns, remote, app, stats_url, timeou
     gone = place.lost_names("loadgen", [i for i, _, _ in plan])
     if gone:
         return f"load host {', '.join(gone)} was lost earlier in this run", {}
-    tmp = f"/tmp/lab-wrk-{os.getpid()}-{cell_dir.name}"
+    # each host's wrk.json in its private directory of the run (place.run_dir_on)
+    files = {i: place.remote_file("loadgen", i, f"wrk-{cell_dir.parent.name}-{cell_dir.name}.json") for i, _, _ in plan}
+    if None in files.values():
+        return f"load host {', '.join(place.host('loadgen', i).name for i, f in files.items() if f is None)}: no directory of the run there", {}
     cmds = [command(s, url, t, c, timeout) for _, t, c in plan]
     for (i, _, _), cmd in zip(plan, cmds):
         print(f"  $ {place.shown('loadgen', cmd, i)}")
@@ -90,12 +92,12 @@ def measure_on_hosts(s, cell_dir, url, wt, conns, remote, app, stats_url, timeou
     if gone:                           # a host stopped answering ssh since the cell began
         return f"host {', '.join(gone)} lost (ssh: host lost or not reached) before wrk started", {}
     sampler = place.sampler(app).start() if app else None
-    rcs = run_on_hosts(plan, cmds, cell_dir, tmp, timeout_s)
+    rcs = run_on_hosts(plan, cmds, cell_dir, files, timeout_s)
     peaks = sampler.stop() if sampler else None
     stats_ok = save(stats_url, cell_dir / "stats.json") if stats_url else True
     measured = {"wrk_command": " ; ".join(place.shown("loadgen", cmd, i) for (i, _, _), cmd in zip(plan, cmds)),
                 "wrk_exit": max(rcs), **window.end()}
-    hosts_out, docs, failed = host_results(plan, rcs, cell_dir, tmp)
+    hosts_out, docs, failed = host_results(plan, rcs, cell_dir, files)
     measured.update(cpu_wrk_s=round(sum(h["cpu_s"] or 0 for h in hosts_out), 2), load_hosts=hosts_out)
     if app:
         measured.update(peak_rss_kb=peaks[0], peak_os_threads=peaks[1], resource_samples=sampler.samples)
@@ -110,11 +112,11 @@ def measure_on_hosts(s, cell_dir, url, wt, conns, remote, app, stats_url, timeou
     return (None if stats_ok else "GET /stats failed after wrk"), measured
 
 
-def run_on_hosts(plan, cmds, cell_dir, tmp, timeout_s):
-    """Every load host's wrk at once, each writing its JSON to tmp-HOST.json there: their exits.
+def run_on_hosts(plan, cmds, cell_dir, files, timeout_s):
+    """Every load host's wrk at once, each writing its JSON to files[its index] there: their exits.
     A host whose ssh failed (255: it did not answer its keep-alives) is lost for the rest of the run."""
     started = [place.start("loadgen", cmd, cell_dir / f"wrk-{place.host('loadgen', i).name}.txt",
-                           {"WRK_JSON": f"{tmp}-{place.host('loadgen', i).name}.json", "WRK_CONNECTIONS": str(c),
+                           {"WRK_JSON": files[i], "WRK_CONNECTIONS": str(c),
                             "WRK_TIMEOUT_S": str(timeout_s)}, i)
                for (i, _, c), cmd in zip(plan, cmds)]
     rcs = [place.wait(p) for p in started]
@@ -151,13 +153,13 @@ class CpuWindow:
         return out
 
 
-def host_results(plan, rcs, cell_dir, tmp):
+def host_results(plan, rcs, cell_dir, files):
     """Each load host's wrk.json fetched into the cell (wrk-HOST.json), its share and CPU, and
     wrk.txt as every host's output in turn: (load_hosts, the hosts' documents, why some failed)."""
     hosts_out, docs, failed, first = [], [], [], {}
     for (i, t, c), rc in zip(plan, rcs):
         h = place.host("loadgen", i)
-        got = place.fetch("loadgen", i, f"{tmp}-{h.name}.json", cell_dir / f"wrk-{h.name}.json")
+        got = place.fetch("loadgen", i, files[i], cell_dir / f"wrk-{h.name}.json")
         doc = read_json(cell_dir / f"wrk-{h.name}.json") if got else None
         if rc != 0 or not doc:
             failed.append(f"{h.name}: wrk exit {rc}{' (ssh: host lost or not reached)' if rc == 255 else ''}"

@@ -45,7 +45,7 @@ def start_load(lab, d, url):
     cmd = vegeta.command(lab.m.vegeta if not place.placed() else ".tools/bin/vegeta", targets, s.rate, seconds,
                          s.wrk_timeout_s, s.sleep_ms, d / "vegeta.bin")
     if place.placed():            # the first load host: one vegeta holds 1,000 req/s
-        remote_targets = f"/tmp/lab-vegeta-{lab.run_dir.name}-{d.name}.targets"
+        remote_targets = place.remote_file("loadgen", 0, f"vegeta-{d.name}.targets")     # deleted with the run's directory
         place.put_text("loadgen", 0, remote_targets, f"GET {url}\n")
         cmd = vegeta.command(".tools/bin/vegeta", remote_targets, s.rate, seconds, s.wrk_timeout_s, s.sleep_ms, "/dev/null")
     cmd = [str(c) for c in cmd]
