@@ -133,10 +133,6 @@ class CardTest(unittest.TestCase):
         self.assertRegex(text, r"\| y \| CPU, × x's \| 2\.00 \([0-9.–]+\) \| 2\.99 \([0-9.–]+\) \| dearer \|")
 
 
-if __name__ == "__main__":
-    unittest.main()
-
-
 class StillWarmingTest(unittest.TestCase):
     """A window whose compiler share is above 5 % after a settled warm-up is the warm-up's: kept apart
     and measured again, at most as many times as there are windows; the card says how many."""
@@ -179,3 +175,31 @@ class SyscallSpreadTest(unittest.TestCase):
         line, = card.spread_lines(run)
         self.assertTrue(line.startswith("- v: syscalls/req ± "), line)
         self.assertIn("its forks: 10.00 (futex 2.00, epoll 1.00); 14.00 (futex 6.00, epoll 1.00)", line)
+
+
+class ControlsTest(unittest.TestCase):
+    """make compare of a run without WORK and one with it: what each piece moved its own counter by,
+    against what it asked (issue 39's tolerances), the WORK read from each app's lab: line."""
+    def run_of(self, cpu_s, alloc, work):
+        cells = [{"scenario": "cost", "round": 1, "label": "v", "lab_line": f"lab: app=x {work} admin=y",
+                  "fork": card.fork_figures(cost_json(cpu_s_per_window=c, alloc_per_req=alloc))} for c in cpu_s]
+        return {"cells": cells, "meta": {"mode": "cost"}}
+
+    def test_each_piece_against_what_it_asked(self):
+        self.assertEqual({"cpu": 2000.0, "alloc": 64.0, "syscalls": 10.0}, card.work_asked("cpu=2ms,alloc=65536,syscalls=10"))
+        off = self.run_of([1.0, 1.01, 0.99], 2048, "")
+        # 500 µs x 5,000 requests = 2.5 s more per window; 64 KiB more per request
+        on = self.run_of([3.5, 3.52, 3.48], 2048 + 65536, "work=cpu=500us,alloc=65536")
+        text = card.controls(off, on)
+        self.assertRegex(text, r"\| v \| CPU µs/req \| \+500\.00 \| \+500\.00 \(\+4[0-9]{2}\.[0-9]{2} to \+5[0-9]{2}\.[0-9]{2}\) \| as asked \(within ± 25\.00\) \|")
+        self.assertIn("| v | alloc KiB/req | +64.00 | +64.00 (+64.00 to +64.00) | as asked (within ± 1.28) |", text)
+        self.assertNotIn("syscalls/req", text)                  # not asked: not judged
+        short = self.run_of([2.0, 2.01, 1.99], 2048 + 65536, "work=cpu=500us,alloc=65536")
+        self.assertIn("| v | CPU µs/req | +500.00 | +200.00 (", card.controls(off, short))
+        self.assertIn("off by -300.00 (-60.0 %; ± 25.00 allowed)", card.controls(off, short))
+        self.assertIsNone(card.controls(off, off))
+        self.assertIn("**Controls**", card.compare(off, on))
+
+
+if __name__ == "__main__":
+    unittest.main()

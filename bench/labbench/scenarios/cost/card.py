@@ -1,10 +1,11 @@
 """The cost card (issue 39): one row per variant, every figure the mean over its forks (fresh JVMs)
 ± the half-width of its 95 % interval; what 10,000 req/s and 10,000 in flight would take; a ranking
 that calls a difference only where the intervals say so; the forks' own figures where they spread."""
+import re
 import statistics
 
 from ...report.fmt import read_json
-from ...report.interval import interval, ratio
+from ...report.interval import difference, interval, ratio
 from . import counters
 
 # (key, column, format): per request, per 1,000 requests, per 1,000 in flight
@@ -187,4 +188,65 @@ def compare(run_a, run_b):
                            f"{'same' if same else ('—' if not (ra and rb) else ('cheaper' if rb.value < ra.value else 'dearer'))} |")
                 continue
             out.append(f"| {v} | {what} | {a.text('{:.2f}') if a else '—'} | {b.text('{:.2f}') if b else '—'} | {_judge(a, b)} |")
-    return "\n".join(out) + "\n"
+    return "\n".join(out) + "\n" + (controls(run_a, run_b) or "")
+
+
+# WORK's pieces (issue 39's controls): (piece, figure, what, the tolerance on what it adds: relative or absolute)
+CONTROLS = (("cpu", "cpu_us", "CPU µs/req", 0.05, None), ("alloc", "alloc_kib", "alloc KiB/req", 0.02, None),
+            ("syscalls", "syscalls_per_req", "syscalls/req", None, 0.5))
+
+
+def work_asked(spec):
+    """{piece: what it adds per request} of a WORK spec as the app printed it ('cpu=500us,alloc=65536'):
+    CPU in µs, allocation in KiB (the array is exactly that many bytes on the heap), syscalls."""
+    out = {"cpu": 0.0, "alloc": 0.0, "syscalls": 0.0}
+    for piece in re.split(r"[ ,]+", spec or ""):
+        key, _, v = piece.partition("=")
+        if key == "cpu" and v:
+            out["cpu"] = float(v[:-2]) * (1000 if v.endswith("ms") else 1)
+        elif key == "alloc" and v:
+            out["alloc"] = int(v) / 1024
+        elif key == "syscalls" and v:
+            out["syscalls"] = float(v)
+    return out
+
+
+def works(run):
+    """{variant label: its WORK as its app printed it on its lab: line ('' for none)}."""
+    out = {}
+    for c in [c for cells in (run.get("rounds") or {"1": run["cells"]}).values() for c in cells]:
+        if c.get("scenario") == "cost":
+            m = re.search(r" work=(\S+)", c.get("lab_line") or "")
+            out.setdefault(c["label"], m.group(1) if m else "")
+    return out
+
+
+def controls(run_a, run_b):
+    """Where a variant's WORK differs between A and B: what each piece moved its own counter by, B − A
+    over the forks with its 95 % interval (Welch), against what it asked, within issue 39's tolerance
+    (CPU ± 5 %, allocation ± 2 %, syscalls ± 0.5). None when no WORK differs."""
+    fa, fb, wa, wb = dict(variants(run_a)), dict(variants(run_b)), works(run_a), works(run_b)
+    rows = []
+    for v in [v for v in fa if v in fb and wa.get(v) != wb.get(v)]:
+        asked_a, asked_b = work_asked(wa.get(v)), work_asked(wb.get(v))
+        for piece, key, what, rel, absolute in CONTROLS:
+            asked = asked_b[piece] - asked_a[piece]
+            if not asked:
+                continue
+            d = difference(interval([f.get(key) for f in fb[v]]), interval([f.get(key) for f in fa[v]]))
+            if d is None:
+                rows.append(f"| {v} | {what} | {asked:+.2f} | — | not measured |")
+                continue
+            tol = rel * abs(asked) if rel else absolute
+            off = d.value - asked
+            verdict = (f"as asked (within ± {tol:.2f})" if abs(off) <= tol
+                       else f"off by {off:+.2f} ({100 * off / asked:+.1f} %; ± {tol:.2f} allowed)")
+            spread = "one fork each" if d.low != d.low else f"{d.low:+.2f} to {d.high:+.2f}"
+            rows.append(f"| {v} | {what} | {asked:+.2f} | {d.value:+.2f} ({spread}) | {verdict} |")
+    if not rows:
+        return None
+    return ("\n**Controls** (issue 39): the work each request did in B and not in A (WORK, from each app's "
+            "`lab:` line) moves its own counter by what it asked, B − A, mean over the forks with its 95 % "
+            "interval; the tolerance is CPU ± 5 %, allocation ± 2 %, syscalls ± 0.5.\n\n"
+            "| variant | counter | asked | moved (95 % interval) | verdict |\n|---|---|---:|---:|---|\n"
+            + "\n".join(rows) + "\n")
