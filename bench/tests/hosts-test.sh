@@ -16,6 +16,9 @@
 # with PostgreSQL on the db host and pgbench on the first load host; Ctrl-C mid-run (in wrk's
 # calibration, and in pgbench's) exits 130 and leaves nothing in any namespace; a load host cut off mid-run fails the calibration it
 # was in with the reason, the cells after it fail at once naming it, and the run goes on to its end;
+# from a sixth namespace on the bridge, in no inventory, mid-cell: POST /pool, /stats/reset,
+# /profile/* on the app host and POST/DELETE /fault on the backend get 401 and change nothing, and
+# psql as lab without its password from the app host is refused by the db host;
 # a bench killed with -9 mid-cell leaves no role, no directory of the run on any host and (10 s
 # later) no ssh master; the next run starts cleanly, and with the bench's network cut (the bridge
 # down) every role on every host ends within 20 s (hostrun.py's heartbeat: these sshds, like
@@ -38,7 +41,10 @@ export REMOTE_PORT=${REMOTE_PORT:-19100} APP_PORT=${APP_PORT:-19101} ADMIN_PORT=
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/hosts-test.XXXXXX")
 H="$TMP/hosts"
 export TMPDIR="$TMP"            # the bench's ssh control directories: ours to look at, nobody else's
-cleanup() { bench/tools/netns-hosts.sh down "$H" || true; rm -rf "$TMP"; }
+cleanup() {
+    [[ -n ${OTHER:-} ]] && ip netns del "$OTHER" 2>/dev/null
+    bench/tools/netns-hosts.sh down "$H" || true; rm -rf "$TMP"
+}
 trap cleanup EXIT
 
 PASSED=0 FAILED=0
@@ -56,6 +62,16 @@ echo "== hosts [${SECONDS}s]"
 INV=$(bench/tools/netns-hosts.sh up "$H")
 # shellcheck disable=SC1091
 source "$H/hosts.env"
+# A sixth namespace on the set's bridge, in no inventory: someone else on the bench's network (issue 40).
+OTHER="${BRIDGE%br}x"
+ip netns add "$OTHER"
+ip link add "${BRIDGE%br}v6" type veth peer name "${BRIDGE%br}p6"
+ip link set "${BRIDGE%br}p6" netns "$OTHER"
+ip link set "${BRIDGE%br}v6" master "$BRIDGE" up
+ip -n "$OTHER" addr add "$NET.16/24" dev "${BRIDGE%br}p6"
+ip -n "$OTHER" link set "${BRIDGE%br}p6" up
+# as_other CMD...: CMD in the sixth namespace, as an unprivileged user (it has no token, no password)
+as_other() { ip netns exec "$OTHER" setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$@"; }
 TINY=(APPS="async-servlet sync-servlet" CONTAINERS=jetty THREADS=1 WRK_THREADS=2 CONNECTIONS=10 DURATION=2s
       WARMUP=1s SLEEP_MS=100)
 bench/tools/install.sh vegeta >/dev/null     # the tiny matrix has a vegeta cell; make hosts copies it
@@ -288,14 +304,22 @@ check "Ctrl-C exits 130, keeps the results and leaves nothing on any host" inter
 interrupted_db() {
     local rc=0
     # in the DB's calibration: PostgreSQL on h3, pgbench on h4
+    local data psql bad=0
     start_bench "$TMP/int-db.out" '^  \$ \[h4\] .*/pgbench ' "${DB[@]}" DURATION=20s RESULTS_DIR="$TMP/int-db"
+    # from the app host, which reaches the db host's PostgreSQL: lab without its password is refused
+    data=$(compgen -G "/tmp/lab-pg-$(readlink "$TMP/int-db/latest")-*" | head -1)
+    psql="$(bench/tools/pg.sh bindir)/psql"
+    if ip netns exec "${NAMESPACES%% *}" setpriv --reuid=nobody --regid=nogroup --clear-groups -- \
+            "$psql" -w -h "$NET.13" -p "${data##*-}" -U lab -d lab -c 'SELECT 1'; then
+        echo "psql as lab without the password got in"; bad=1
+    fi
     sleep 1
     kill -INT "$BENCH_PID"
     wait "$BENCH_PID" || rc=$?
     tail -3 "$TMP/int-db.out"
-    [[ $rc == 130 ]] && nothing_left "$TMP/int-db.out"
+    [[ -n $data && $bad == 0 && $rc == 130 ]] && nothing_left "$TMP/int-db.out"
 }
-check "Ctrl-C during pgbench exits 130 and leaves no PostgreSQL, pgbench or script on any host" interrupted_db
+check "psql as lab from the app host without the password is refused; Ctrl-C during pgbench exits 130 and leaves no PostgreSQL, pgbench or script on any host" interrupted_db
 
 echo "== a load host cut off mid-run [${SECONDS}s]"
 # ssh keep-alives of 1 s x 2 (the inventory's ssh options win over the lab's 2 s x 5): the loss is
@@ -337,8 +361,17 @@ gone_within() {
 }
 killed() {
     # mid-cell: the app on h1, remote-sleep on h2, wrk on h4 and h5, each host's directory of the run
+    local path code bad=0 curl=(curl -s -o /dev/null -w '%{http_code}' --max-time 5)
     start_bench "$TMP/k9.out" '^  \$ \[h5\] wrk .*/call' DURATION=3s RESULTS_DIR="$TMP/k9"
-    sleep 1
+    # first, from the namespace in no inventory: every state-changing call refused (401), none obeyed
+    for path in "$NET.11:$ADMIN_PORT/pool?threads=4" "$NET.11:$ADMIN_PORT/stats/reset" "$NET.11:$ADMIN_PORT/profile/start" \
+            "$NET.11:$ADMIN_PORT/profile/stop?dir=$TMP/stranger" "$NET.12:$REMOTE_PORT/fault?schedule=60s:hang"; do
+        code=$(as_other "${curl[@]}" -X POST "http://$path")
+        echo "from $NET.16 (in no inventory): POST $path: $code"; [[ $code == 401 ]] || bad=1
+    done
+    code=$(as_other "${curl[@]}" -X DELETE "http://$NET.12:$REMOTE_PORT/fault")
+    echo "from $NET.16: DELETE /fault: $code"; [[ $code == 401 ]] || bad=1
+    [[ ! -e $TMP/stranger ]] || { echo "$TMP/stranger was made"; bad=1; }
     kill -KILL "$BENCH_PID"
     wait "$BENCH_PID" || true
     # its ssh's stdin closes with it: every role gets TERM at once (host-run.sh)
@@ -347,9 +380,9 @@ killed() {
     for _ in $(seq 1 30); do pgrep -f -- "ControlPath=$TMP/lab-ssh-" >/dev/null || break; sleep 0.5; done
     pgrep -af -- "ControlPath=$TMP/lab-ssh-" && return 1
     rmdir "$TMP"/lab-ssh-*          # empty: its sockets went with the masters
-    nothing_left "$TMP/k9.out"
+    nothing_left "$TMP/k9.out" && [[ $bad == 0 ]]
 }
-check "a bench killed with -9 mid-cell leaves no role, no directory of its run on any host, no ssh master" killed
+check "mid-cell, from a namespace in no inventory: POST /pool, /stats/reset, /profile/*, POST and DELETE /fault are 401; then a bench killed with -9 leaves no role, no directory of its run on any host, no ssh master" killed
 sed -n 's/^roles gone/       roles gone/p' "$TMP/check.out"
 cut_bench() {
     local rc=0 took
