@@ -117,7 +117,9 @@ public abstract class WorkContract extends RemoteFixture {
 
     private LabConfig config(Cell cell) {
         LabConfig config = LabConfig.forTest(cell.app(), cell.container(), 1, remoteUri()).withClient(cell.client()).withWork(WORK);
-        if (cell.driver() != null) config = config.withDb(DbConfig.forTest(DbFixture.url(), cell.app(), cell.driver()));
+        if (cell.driver() != null) {
+            config = config.withDb(DbConfig.forTest(DbFixture.url(), cell.app(), cell.driver()).withPassword(DbFixture.password()));
+        }
         return cell.virtual() ? config.withVirtualThreads() : config;
     }
 
