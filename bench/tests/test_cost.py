@@ -132,6 +132,18 @@ class CardTest(unittest.TestCase):
         self.assertIn("two machines: CPU as a ratio to x within each run", text)
         self.assertRegex(text, r"\| y \| CPU, × x's \| 2\.00 \([0-9.–]+\) \| 2\.99 \([0-9.–]+\) \| dearer \|")
 
+    def test_a_run_twice_counts_medians_inside_the_others_interval_and_pairs_that_flip(self):
+        a = self.run_of([("x", 1.0), ("x", 1.01), ("x", 0.99), ("y", 2.0), ("y", 2.02), ("y", 1.98)])
+        b = self.run_of([("x", 1.0), ("x", 1.02), ("x", 0.99), ("y", 0.5), ("y", 0.51), ("y", 0.49)])
+        a["meta"]["rate"] = b["meta"]["rate"] = 1000
+        text = card.compare(a, b)
+        self.assertIn("**Run twice:** CPU: each run's median inside the other's interval for 1 of 2 variants (not: y).", text)
+        self.assertIn("syscalls/req within 2 %: 2 of 2.", text)
+        self.assertIn("Pairs separable by CPU in either run: 1 of 1; in both: 1; ordered the other way in the other run: 1 (x and y).", text)
+        b["meta"]["rate"] = 600                      # not the same command: not judged as a repeat
+        self.assertNotIn("Run twice", card.compare(a, b))
+
+
 
 class StillWarmingTest(unittest.TestCase):
     """A window whose compiler share is above 5 % after a settled warm-up is the warm-up's: kept apart

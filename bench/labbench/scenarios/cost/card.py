@@ -188,7 +188,34 @@ def compare(run_a, run_b):
                            f"{'same' if same else ('—' if not (ra and rb) else ('cheaper' if rb.value < ra.value else 'dearer'))} |")
                 continue
             out.append(f"| {v} | {what} | {a.text('{:.2f}') if a else '—'} | {b.text('{:.2f}') if b else '—'} | {_judge(a, b)} |")
+    if not machines and run_a["meta"].get("rate") == run_b["meta"].get("rate") and not controls(run_a, run_b):
+        out += ["", *repeat_lines(fa, fb, common)]
     return "\n".join(out) + "\n" + (controls(run_a, run_b) or "")
+
+
+def repeat_lines(fa, fb, common):
+    """The same command run twice on one machine (issue 39's acceptance): how many CPU medians sit in
+    the other run's interval, how many variants' syscalls and allocation agree within 2 %, and whether
+    every pair that one run separates by CPU is ordered the same way in the other."""
+    iv = {k: {v: interval([f.get("cpu_us") for f in forks[v]]) for v in common} for k, forks in (("a", fa), ("b", fb))}
+    inside = [v for v in common if iv["a"][v] and iv["b"][v] and iv["b"][v].holds(iv["a"][v].median)
+              and iv["a"][v].holds(iv["b"][v].median)]
+    lines = [f"**Run twice:** CPU: each run's median inside the other's interval for {len(inside)} of {len(common)} variants"
+             + (f" (not: {', '.join(v for v in common if v not in inside)})" if len(inside) < len(common) else "") + "."]
+    for key, what in (("syscalls_per_req", "syscalls/req"), ("alloc_kib", "alloc KiB/req")):
+        means = [(interval([f.get(key) for f in fa[v]]), interval([f.get(key) for f in fb[v]])) for v in common]
+        close = [v for v, (a, b) in zip(common, means) if a and b and a.mean and abs(b.mean - a.mean) <= 0.02 * abs(a.mean)]
+        lines.append(f"{what} within 2 %: {len(close)} of {len(common)}"
+                     + (f" (not: {', '.join(v for v in common if v not in close)})" if len(close) < len(common) else "") + ".")
+    pairs = [(x, y) for i, x in enumerate(common) for y in common[i + 1:]]
+    sep = {k: {(x, y): ratio(iv[k][x], iv[k][y]) for x, y in pairs} for k in ("a", "b")}
+    either = [p for p in pairs if any(sep[k][p] and sep[k][p].separable for k in ("a", "b"))]
+    flipped = [p for p in either if sep["a"][p] and sep["b"][p] and (sep["a"][p].value - 1) * (sep["b"][p].value - 1) < 0]
+    one = [p for p in either if not all(sep[k][p] and sep[k][p].separable for k in ("a", "b"))]
+    lines.append(f"Pairs separable by CPU in either run: {len(either)} of {len(pairs)}; in both: {len(either) - len(one)}; "
+                 f"ordered the other way in the other run: {len(flipped)}"
+                 + (f" ({'; '.join(f'{x} and {y}' for x, y in flipped)})" if flipped else "") + ".")
+    return lines
 
 
 # WORK's pieces (issue 39's controls): (piece, figure, what, the tolerance on what it adds: relative or absolute)
