@@ -184,7 +184,7 @@ def start_run(s, m, cells, left_out, limit_plan, host_limits=None):
     put(meta, loadgens=" ".join(s.loadgens), rate=s.rate, repeat=s.repeat,
         duration_s=s.duration_s, sleep_ms=s.sleep_ms, wrk_timeout_s=s.wrk_timeout_s, warmup_s=s.warmup_s,
         **({"warmup": "auto"} if s.warmup == "auto" else {}),
-        java_opts=s.raw["JAVA_OPTS"], app_args=s.raw["APP_ARGS"], cpusets=place.describe(), app_cds="on" if m.java_major >= 19 else "off",
+        java_opts=s.raw["JAVA_OPTS"], app_args=s.raw["APP_ARGS"], work=s.raw.get("WORK", "").strip(), cpusets=place.describe(), app_cds="on" if m.java_major >= 19 else "off",
         **facts, left_out="; ".join(left_out))
     print(f"""== environment
   date:      {now.strftime("%Y-%m-%dT%H:%M:%SZ")}

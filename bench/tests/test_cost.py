@@ -1,8 +1,11 @@
 """SCENARIO=cost (issue 39): its plan, perf's counters read, a window divided per request (the JVM at
 rest subtracted, each count over its own window), a fork's figures, and the card with its ranking."""
+import re
 import unittest
+from pathlib import Path
 
 from labbench.plan import plan
+from labbench.report.figures import read_results
 from labbench.scenarios.cost import card, counters
 from labbench.settings import UsageError, parse
 
@@ -211,6 +214,26 @@ class ControlsTest(unittest.TestCase):
         self.assertIn("off by -300.00 (-60.0 %; ± 25.00 allowed)", card.controls(off, short))
         self.assertIsNone(card.controls(off, off))
         self.assertIn("**Controls**", card.compare(off, on))
+
+
+SAMPLES = Path(__file__).resolve().parents[2] / "docs" / "samples"
+
+
+class RecordedControlsTest(unittest.TestCase):
+    """The committed control runs (issue 39's acceptance, on real runs of the 2-core box): each piece of
+    WORK moved its own counter by what it asked, within the tolerance, in a thread-per-request model
+    (sync-servlet, a platform thread per connection) and an event-loop one (WebFlux on one Netty loop)."""
+    def verdicts(self, off, on):
+        text = card.controls(read_results(SAMPLES / off), read_results(SAMPLES / on))
+        return {(m.group(1), m.group(2)): m.group(3) for m in
+                re.finditer(r"^\| (\S+) \| ([^|]+?) \| [^|]+ \| [^|]+ \| ([^|]+?) \|$", text, re.M) if m.group(1) != "variant"}
+
+    def test_alloc_and_syscalls_at_1000_req_s(self):
+        got = self.verdicts("cost-control-off.json", "cost-control-alloc-syscalls.json")
+        self.assertEqual({(v, c) for v in ("sync-servlet@jetty:conns", "webflux@netty:1")
+                          for c in ("alloc KiB/req", "syscalls/req")}, set(got))
+        for key, verdict in got.items():
+            self.assertTrue(verdict.startswith("as asked"), (key, verdict))
 
 
 if __name__ == "__main__":

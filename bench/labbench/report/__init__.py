@@ -123,6 +123,7 @@ def environment(meta, apps, containers):
             else f"{meta.get('warmup_s')} s") + f" (fresh apps only, unrecorded) / {meta.get('wrk_timeout_s')} s"),
         ("remote sleep", f"{sleep_ms} ms"),
         ("extra JVM flags / app flags", f"`{meta.get('java_opts') or '-'}` / `{meta.get('app_args') or '-'}`"),
+        *([("work per request (WORK)", f"`{meta['work']}`")] if meta.get("work") else []),
         ("app class-data archive (start-up time only)", meta.get("app_cds", "?")),
         ("date (UTC)", meta.get("date", "?")),
         ("JDK", meta.get("jdk", "?")),

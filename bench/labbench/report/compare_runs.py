@@ -1,5 +1,6 @@
 """compare's runs: a results.json (or one round of a REPEAT run) loaded as its meta and its cells by
 key, and the words for a key (its app, its load) that every part of compare's text uses."""
+import re
 import sys
 from pathlib import Path
 
@@ -66,6 +67,11 @@ def load(arg, name):
         if rnd not in run.get("rounds", {}):
             usage_error(f"{name}={arg}: no round {rnd} in {path} (it has {', '.join(run.get('rounds', {})) or 'one round'})")
         cells, meta = run["rounds"][rnd], dict(meta, repeat=1)
+    if "work" not in meta:
+        # a run from before meta.txt recorded WORK: its apps' lab: lines say it (" work=..." only with it)
+        works = {(re.search(r" work=(\S+)", c.get("lab_line") or "") or [None, ""])[1] for c in cells if c.get("lab_line")}
+        if len(works) == 1:
+            meta = dict(meta, work=works.pop().replace(",", " "))
     # How the cells got their JVMs is the bench's, not a setting: said where two runs differ in it.
     grown, switched = (sum(1 for c in cells if pool_move(c) == kind) for kind in ("grown", "switched"))
     meta = dict(meta, jvms=" and ".join([f"{grown} pool{'s' * (grown != 1)} grown"] * bool(grown)
@@ -78,7 +84,8 @@ def describe(meta, cells, arg):
     repeats = meta.get("repeat") or 1
     text = (f"`{arg}` ({meta.get('date', '?')}, {meta.get('duration_s', '?')} s cells, sleep "
             f"{meta.get('sleep_ms', '?')} ms, {repeats} round{'s' if repeats != 1 else ''})")
-    if cells and all(c.get("steady_rps") is None for c in cells.values()):
+    # (a cost run reads no steady req/s: its load is vegeta's constant rate, its figures per request)
+    if cells and meta.get("mode") != "cost" and all(c.get("steady_rps") is None for c in cells.values()):
         text += " — an older run without steady req/s: its wrk req/s is used, window step and all"
     return text
 
