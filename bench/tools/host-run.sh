@@ -89,7 +89,12 @@ setsid bash -c '
         [[ "$line" =~ ^(TERM|KILL|INT)$ ]] && signal "$line"
     done
     signal TERM
-    sleep 10
+    # KILL 10 s later if the command is still there; gone sooner, the watcher ends with it (a plain
+    # sleep 10 here outlived a cut-off role by those 10 s)
+    for _ in {1..50}; do
+        kill -0 "$pid" 2>/dev/null || exit 0
+        sleep 0.2
+    done
     signal KILL' host-run-watcher "$pid" "${patience[@]}" <&3 >/dev/null 2>&1 &
 watcher=$!
 
