@@ -112,11 +112,14 @@ run_files_left() {
     done
     return 1
 }
+# masters: the bench's ssh processes of this test: a master names itself "ssh: SOCKET [mux]", its
+# clients carry -o ControlPath=DIR/%C.
+masters() { pgrep -af -- "(ControlPath=|ssh: )$TMP/lab-ssh-"; }
 # nothing_left [OUT...]: no process of ours in a namespace, no file of these runs on a host, no ssh
 # master or control directory of ours (the bench's, in our TMPDIR).
 nothing_left() {
     ! ours_left && ! run_files_left "$@" && [[ -z $(compgen -G "$TMP/lab-ssh-*" || true) ]] \
-        && ! pgrep -f -- "ControlPath=$TMP/lab-ssh-" >/dev/null
+        && ! masters >/dev/null
 }
 
 # refused NAME INVENTORY EXPECTED [VAR=value...]: exit 2, ERROR naming it, the usage, no run directory.
@@ -145,7 +148,7 @@ check "HOSTS with SCENARIO=slow-upload exits 2" refused slow "$INV" "HOSTS place
 printf '[app]\nh1 ansible_host=%s.11\n[loadgen\nh4\n' "$NET" > "$TMP/malformed.ini"
 malformed() {
     refused malformed "$TMP/malformed.ini" "HOSTS: ansible-inventory could not read $TMP/malformed.ini:" \
-        && grep -q "Failed to parse $TMP/malformed.ini with ini plugin" "$TMP/malformed.out"
+        && grep -q "Failed to parse inventory with 'ini' plugin" "$TMP/malformed.out"
 }
 check "an inventory Ansible cannot parse exits 2 with Ansible's own words" malformed
 sed "s|^h1 ansible_host=[0-9.]*|h1 ansible_host='-oProxyCommand=touch $TMP/proxy-ran'|" "$INV" > "$TMP/option.ini"
@@ -173,7 +176,7 @@ provisioned() {
         && [[ -x "$TMP/lab/bench/tools/pg.sh" && -f "$TMP/lab/bench/labbench/pgusage.py" ]] \
         && cmp -s "$TMP/lab/async-servlet/target/async-servlet.jar" async-servlet/target/async-servlet.jar \
         && grep -qx 'ClientAliveInterval 5' "$H/sshd_config.d/lab-client-alive.conf" \
-        && ip netns exec "${NAMESPACES%% *}" /usr/sbin/sshd -T -f "$H/sshd_config" | grep -qx 'clientaliveinterval 5'
+        && ip netns exec "${NAMESPACES%% *}" /usr/sbin/sshd -T -f "$H/sshd_config" | grep -x 'clientaliveinterval 5' >/dev/null    # (not -q: sshd's SIGPIPE would fail the pipe)
 }
 check "make hosts provisions a fresh lab_dir (every role on one host), then changes nothing" provisioned
 
@@ -377,8 +380,8 @@ killed() {
     # its ssh's stdin closes with it: every role gets TERM at once (host-run.sh)
     printf 'roles gone after the kill in '; gone_within 20 || return 1
     # its ssh masters end 10 s after their last session (ControlPersist); its control directory stays
-    for _ in $(seq 1 30); do pgrep -f -- "ControlPath=$TMP/lab-ssh-" >/dev/null || break; sleep 0.5; done
-    pgrep -af -- "ControlPath=$TMP/lab-ssh-" && return 1
+    for _ in $(seq 1 40); do masters >/dev/null || break; sleep 0.5; done
+    masters && return 1
     rmdir "$TMP"/lab-ssh-*          # empty: its sockets went with the masters
     nothing_left "$TMP/k9.out" && [[ $bad == 0 ]]
 }
@@ -409,7 +412,7 @@ gone() {
     local ns
     for ns in $NAMESPACES; do ip netns list | grep -qw "$ns" && { echo "$ns still there"; return 1; }; done
     ! ip link show "$BRIDGE" >/dev/null 2>&1 && ! pgrep -f "sshd -f $H/sshd_config" && [[ -z $(compgen -G "$TMP/lab-ssh-*" || true) ]] \
-        && ! pgrep -f -- "ControlPath=$TMP/lab-ssh-"
+        && ! masters
 }
 check "no namespace, bridge, sshd or ssh master left" gone
 
