@@ -268,6 +268,8 @@ def controls(run_a, run_b):
             off = d.value - asked
             verdict = (f"as asked (within ± {tol:.2f})" if abs(off) <= tol
                        else f"off by {off:+.2f} ({100 * off / asked:+.1f} %; ± {tol:.2f} allowed)")
+            if d.low == d.low and (d.high - d.low) / 2 > tol:     # the mean is in; the forks are not that close
+                verdict += f"; its interval, ± {(d.high - d.low) / 2:.2f}, is wider: the forks spread"
             spread = "one fork each" if d.low != d.low else f"{d.low:+.2f} to {d.high:+.2f}"
             rows.append(f"| {v} | {what} | {asked:+.2f} | {d.value:+.2f} ({spread}) | {verdict} |")
     if not rows:
