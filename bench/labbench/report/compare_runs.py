@@ -1,12 +1,11 @@
 """compare's runs: a results.json (or one round of a REPEAT run) loaded as its meta and its cells by
 key, and the words for a key (its app, its load) that every part of compare's text uses."""
-import re
 import sys
 from pathlib import Path
 
 from .. import catalog, scenarios
 from .figures import read_results  # a cell's scenario part and older flat files alike
-from .fmt import pool_move
+from .fmt import pool_move, work_of
 
 # variant: two sweep variants can meet in one cell (sync-servlet:200 and :conns at 200 connections).
 KEY = ("scenario", "loadgen", "app", "container", "threads", "wrk_threads", "connections", "variant", "client",
@@ -69,7 +68,7 @@ def load(arg, name):
         cells, meta = run["rounds"][rnd], dict(meta, repeat=1)
     if "work" not in meta:
         # a run from before meta.txt recorded WORK: its apps' lab: lines say it (" work=..." only with it)
-        works = {(re.search(r" work=(\S+)", c.get("lab_line") or "") or [None, ""])[1] for c in cells if c.get("lab_line")}
+        works = {work_of(c["lab_line"]) for c in cells if c.get("lab_line")}
         if len(works) == 1:
             meta = dict(meta, work=works.pop().replace(",", " "))
     # How the cells got their JVMs is the bench's, not a setting: said where two runs differ in it.

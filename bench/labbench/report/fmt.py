@@ -2,6 +2,7 @@
 and the small file helpers the report uses. Standard library only."""
 import json
 import os
+import re
 
 
 def read_json(path):
@@ -9,6 +10,13 @@ def read_json(path):
         return json.loads(path.read_text())
     except (OSError, ValueError):
         return None
+
+
+def work_of(lab_line):
+    """The WORK an app did per request, as its lab: line says it (' work=cpu=500us,alloc=65536' only
+    with some): 'cpu=500us,alloc=65536', or '' for none."""
+    m = re.search(r" work=(\S+)", lab_line or "")
+    return m.group(1) if m else ""
 
 
 def num(text, kind=float):

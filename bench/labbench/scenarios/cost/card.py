@@ -4,7 +4,7 @@ that calls a difference only where the intervals say so; the forks' own figures 
 import re
 import statistics
 
-from ...report.fmt import read_json
+from ...report.fmt import read_json, work_of
 from ...report.interval import difference, interval, ratio
 from . import counters
 
@@ -188,9 +188,10 @@ def compare(run_a, run_b):
                            f"{'same' if same else ('—' if not (ra and rb) else ('cheaper' if rb.value < ra.value else 'dearer'))} |")
                 continue
             out.append(f"| {v} | {what} | {a.text('{:.2f}') if a else '—'} | {b.text('{:.2f}') if b else '—'} | {_judge(a, b)} |")
-    if not machines and run_a["meta"].get("rate") == run_b["meta"].get("rate") and not controls(run_a, run_b):
+    judged = controls(run_a, run_b)
+    if not machines and run_a["meta"].get("rate") == run_b["meta"].get("rate") and not judged:
         out += ["", *repeat_lines(fa, fb, common)]
-    return "\n".join(out) + "\n" + (controls(run_a, run_b) or "")
+    return "\n".join(out) + "\n" + (judged or "")
 
 
 def repeat_lines(fa, fb, common):
@@ -243,8 +244,7 @@ def works(run):
     out = {}
     for c in [c for cells in (run.get("rounds") or {"1": run["cells"]}).values() for c in cells]:
         if c.get("scenario") == "cost":
-            m = re.search(r" work=(\S+)", c.get("lab_line") or "")
-            out.setdefault(c["label"], m.group(1) if m else "")
+            out.setdefault(c["label"], work_of(c.get("lab_line")))
     return out
 
 
