@@ -28,6 +28,11 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BIN="$ROOT/.tools/bin"
+# One install at a time: the smoke test runs hosts-test.sh beside its own runs, and both ask for
+# vegeta; two builds into one file, or two pip installs into one venv, would corrupt it.
+mkdir -p "$ROOT/.tools"
+exec 9>"$ROOT/.tools/install.lock"
+flock 9
 
 # venv_with TOOL VENV REQUIREMENTS PROGRAM PIN: a project-local venv at VENV with bench/tools/REQUIREMENTS
 # installed (wheels only), once; the venv keeps a copy of the requirements it was built from, so a
