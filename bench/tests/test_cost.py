@@ -146,6 +146,21 @@ class CardTest(unittest.TestCase):
         b["meta"]["rate"] = 600                      # not the same command: not judged as a repeat
         self.assertNotIn("Run twice", card.compare(a, b))
 
+    def test_two_placements_judge_the_machine_independent_counters_within_two_percent(self):
+        a = self.run_of([("x", 1.0), ("x", 1.01), ("x", 0.99), ("y", 2.0), ("y", 2.02), ("y", 1.98)])
+        b = self.run_of([("x", 1.1), ("x", 1.12), ("x", 1.09), ("y", 2.0), ("y", 2.02), ("y", 1.98)])
+        a["meta"].update(rate=1000, cpusets="app on CPU 1, backend on CPU 0, loadgen on CPU 0")
+        b["meta"].update(rate=1000, cpusets="none")
+        for c in b["cells"]:                           # y's syscalls 3 % more in B
+            if c["label"] == "y":
+                c["fork"]["syscalls_per_req"] *= 1.03
+        text = card.compare(a, b)
+        self.assertNotIn("Run twice", text)              # CPU moves with the placement: not a repeat
+        self.assertIn("**Machine-independent** (cpusets differ; issue 39: within 2 % between placements and machines)", text)
+        self.assertIn("syscalls/req within 2 %: 1 of 2 (not: y +3.0 %).", text)
+        self.assertIn("ctx sw/req within 2 %: 2 of 2.", text)
+        self.assertIn("alloc KiB/req within 2 %: 2 of 2.", text)
+
 
 
 class StillWarmingTest(unittest.TestCase):

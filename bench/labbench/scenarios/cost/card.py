@@ -189,9 +189,30 @@ def compare(run_a, run_b):
                 continue
             out.append(f"| {v} | {what} | {a.text('{:.2f}') if a else '—'} | {b.text('{:.2f}') if b else '—'} | {_judge(a, b)} |")
     judged = controls(run_a, run_b)
-    if not machines and run_a["meta"].get("rate") == run_b["meta"].get("rate") and not judged:
-        out += ["", *repeat_lines(fa, fb, common)]
+    if run_a["meta"].get("rate") == run_b["meta"].get("rate") and not judged:
+        placed = [k for k in ("cpusets", "hosts") if run_a["meta"].get(k) != run_b["meta"].get(k)]
+        if machines or placed:
+            out += ["", f"**Machine-independent** ({'two machines' if machines else ', '.join(placed) + ' differ'}; "
+                    "issue 39: within 2 % between placements and machines), B against A:",
+                    *within_lines(fa, fb, common, PORTABLE)]
+        else:
+            out += ["", *repeat_lines(fa, fb, common)]
     return "\n".join(out) + "\n" + (judged or "")
+
+
+def within_lines(fa, fb, common, figures):
+    """A line per figure: for how many variants B's mean is within 2 % of A's, and those that are not,
+    each with its difference as a % of A's."""
+    lines = []
+    for key, what in figures:
+        diffs = {}
+        for v in common:
+            a, b = interval([f.get(key) for f in fa[v]]), interval([f.get(key) for f in fb[v]])
+            diffs[v] = 100 * (b.mean - a.mean) / abs(a.mean) if a and b and a.mean else None
+        close = [v for v in common if diffs[v] is not None and abs(diffs[v]) <= 2.0]
+        off = [f"{v} {diffs[v]:+.1f} %" if diffs[v] is not None else f"{v} not measured" for v in common if v not in close]
+        lines.append(f"{what} within 2 %: {len(close)} of {len(common)}" + (f" (not: {', '.join(off)})" if off else "") + ".")
+    return lines
 
 
 def repeat_lines(fa, fb, common):
@@ -203,11 +224,7 @@ def repeat_lines(fa, fb, common):
               and iv["a"][v].holds(iv["b"][v].median)]
     lines = [f"**Run twice:** CPU: each run's median inside the other's interval for {len(inside)} of {len(common)} variants"
              + (f" (not: {', '.join(v for v in common if v not in inside)})" if len(inside) < len(common) else "") + "."]
-    for key, what in (("syscalls_per_req", "syscalls/req"), ("alloc_kib", "alloc KiB/req")):
-        means = [(interval([f.get(key) for f in fa[v]]), interval([f.get(key) for f in fb[v]])) for v in common]
-        close = [v for v, (a, b) in zip(common, means) if a and b and a.mean and abs(b.mean - a.mean) <= 0.02 * abs(a.mean)]
-        lines.append(f"{what} within 2 %: {len(close)} of {len(common)}"
-                     + (f" (not: {', '.join(v for v in common if v not in close)})" if len(close) < len(common) else "") + ".")
+    lines += within_lines(fa, fb, common, (("syscalls_per_req", "syscalls/req"), ("alloc_kib", "alloc KiB/req")))
     pairs = [(x, y) for i, x in enumerate(common) for y in common[i + 1:]]
     sep = {k: {(x, y): ratio(iv[k][x], iv[k][y]) for x, y in pairs} for k in ("a", "b")}
     either = [p for p in pairs if any(sep[k][p] and sep[k][p].separable for k in ("a", "b"))]
