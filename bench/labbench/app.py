@@ -123,7 +123,9 @@ class App:
         # Before JAVA_OPTS, so that a user's own -D wins, as at a vN start (where the app refuses a mismatch).
         pin = (["-Djdk.virtualThreadScheduler.parallelism=%d" % cell.carriers, "-Djdk.virtualThreadScheduler.maxPoolSize=%d" % cell.carriers]
                if cell.grows_pool and cell.carriers and not is_virtual(cell.threads) and m.java_major >= 21 else [])
-        cmd = [place.java("app", m.java), *cds, *place.jvm_flags("app", s.java_opts), *pin, *s.java_opts, "-jar", str(jar),
+        tmp = place.private_tmp("app", self.lab.run_dir)
+        cmd = [place.java("app", m.java), *cds, *place.jvm_flags("app", s.java_opts), *pin,
+               *([f"-Djava.io.tmpdir={tmp}"] if tmp else []), *s.java_opts, "-jar", str(jar),
                "--app", cell.app, "--container", cell.container, "--threads", cell.threads, "--host", place.address("app"),
                "--port", str(s.app_port), "--admin-port", str(s.admin_port),
                "--remote", self.lab.url(s.remote_port, ""),

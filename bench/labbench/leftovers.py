@@ -8,11 +8,12 @@ anyway (procs.in_child); this is for what did not: a child of another thread, a 
 """
 import contextlib
 import os
+import shutil
 import signal
 import time
 from pathlib import Path
 
-from . import pg, procs
+from . import pg, place, procs
 
 RECORD = "children.txt"
 
@@ -73,6 +74,7 @@ def end_earlier(results_dir, wait_s=10.0):
             time.sleep(0.05)
         if (path.parent / "postgres").is_dir():
             pg.clean(path.parent / "postgres")
+        shutil.rmtree(path.parent / place.TMP, ignore_errors=True)      # its apps' java.io.tmpdir
         with contextlib.suppress(OSError):
             path.unlink()
     return said

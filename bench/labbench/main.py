@@ -3,9 +3,11 @@ cells, the end. Ctrl-C or TERM at any point stops exactly the processes we start
 every finished cell (the reports are rewritten on the way out)."""
 import dataclasses
 import os
+import shutil
 import signal
 import sys
 import time
+from pathlib import Path
 
 from . import inventory, leftovers, limits, loadgens, machine, pg, place, plugins, procs, remote, report, rundir, scenarios, web  # noqa: F401  (plugins: registers them)
 from .app import App
@@ -153,6 +155,7 @@ def clean_up(run_dir, rc):
     if run_dir is None:
         return
     leftovers.forget(run_dir)             # all stopped: nothing for the next run to end
+    shutil.rmtree(Path(run_dir) / place.TMP, ignore_errors=True)     # what the KILLed apps left in theirs
     try:
         report.update(run_dir, charts=True)        # a planner's charts too, drawn once at the end
     except Exception as e:                # keep the exit code and the message below

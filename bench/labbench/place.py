@@ -357,6 +357,25 @@ def run_dir_on(h):
     return None if h in _lost else hostrun.run_dir(h)[0]
 
 
+def private_tmp(role, run_dir):
+    """The role's JVM's java.io.tmpdir: a directory of this run's that only the bench's user can enter
+    (Tomcat's work directory, async-profiler's library, a profile's JFR dump go there): `tmp` in the run's
+    directory here, or in the host's private run directory, deleted with it. In /tmp a KILLed app
+    (as every cell ends) left them for good, under names another user could make first (issue 40)."""
+    h = host(role)
+    if h.remote:
+        d = run_dir_on(h)
+        if d and remote_run(h, f"mkdir -m 700 -p {shlex.quote(d + '/tmp')}")[0] == 0:
+            return f"{d}/tmp"
+        return None
+    d = Path(run_dir).resolve() / TMP
+    d.mkdir(mode=0o700, exist_ok=True)
+    return str(d)
+
+
+TMP = "tmp"       # private_tmp's directory in a run's: removed at the run's end (main.clean_up, leftovers)
+
+
 def remote_file(role, i, name):
     """A path for a run's file `name` on the role's i-th host, in its private directory; None when
     there is none."""

@@ -408,8 +408,9 @@ files_exist() {
     done
     (($(find "$RUN/cells" -name wrk.txt -size +0 | wc -l) == 8)) || { echo "want 8 cells/*/wrk.txt"; return 1; }
     (($(find "$RUN/logs" -name '*.log' | wc -l) >= 9)) || { echo "want remote-sleep + 8 app logs"; return 1; }
+    [[ ! -e "$RUN/tmp" ]] || { echo "the apps' java.io.tmpdir, $RUN/tmp, outlived the run"; ls -la "$RUN/tmp"; return 1; }
 }
-check "results.json, .md, .csv, raw wrk output and server logs exist" files_exist
+check "results.json, .md, .csv, raw wrk output and server logs exist; the apps' temp directory went with the run" files_exist
 
 # check_json 'python expression over cells' MESSAGE: true for every cell it selects.
 check_json() {

@@ -1,6 +1,7 @@
 """Issue 40, the bench's part: every request of the bench carries the run's admin token, which the
 JVMs get in their environment; every child dies with the bench, even on SIGKILL; a run ends what a
-killed run of its own left running (recorded PIDs, checked by start time), and nothing else."""
+killed run of its own left running (recorded PIDs, checked by start time), and nothing else; the
+apps' temp files live in the run's own private directory."""
 import http.server
 import os
 import signal
@@ -12,7 +13,7 @@ import time
 import unittest
 from pathlib import Path
 
-from labbench import leftovers, procs, web
+from labbench import leftovers, place, procs, web
 
 BENCH = Path(__file__).resolve().parents[1]
 
@@ -105,7 +106,7 @@ class Leftovers(unittest.TestCase):
 
     def run_record(self, name, bench, children):
         d = self.results / name
-        d.mkdir()
+        d.mkdir(exist_ok=True)
         lines = [f"bench\t{bench[0]}\t{bench[1]}"] + [f"{pid}\t{st}\t{what}" for pid, st, what in children]
         (d / leftovers.RECORD).write_text("\n".join(lines) + "\n")
         return d / leftovers.RECORD
@@ -128,6 +129,17 @@ class Leftovers(unittest.TestCase):
         self.assertIsNone(others.poll(), "a running bench's child was killed")
         self.assertFalse(killed.exists(), "the killed run's record is done with")
         self.assertTrue(running.exists())
+
+    def test_the_apps_temp_files_are_the_runs_private_directory_and_go_with_a_killed_run(self):
+        run = self.results / "20260101T000000Z"
+        run.mkdir()
+        tmp = Path(place.private_tmp("app", run))         # no HOSTS: the app is local
+        self.assertEqual(run.resolve() / place.TMP, tmp)
+        self.assertEqual(0o700, tmp.stat().st_mode & 0o777)
+        (tmp / "lab-tomcat-123").mkdir()                  # what a KILLed app leaves
+        self.run_record(run.name, (2 ** 22 + 11, 12345), [])
+        leftovers.end_earlier(self.results)
+        self.assertFalse(tmp.exists(), "a killed run's apps' temp directory was left")
 
     def test_a_run_records_its_children_and_forgets_them_once_stopped(self):
         run = self.results / "run"

@@ -46,15 +46,14 @@ final class TomcatContainer implements Container {
 
     static Container start(LabConfig config, Endpoint endpoint, Stats stats) throws Exception {
         Tomcat tomcat = new Tomcat();
-        // Tomcat needs a work directory. One per fixed port is reused, so a process killed
-        // with -9 (as the bench does) leaves nothing new behind; tests (port 0) get a fresh one.
-        Path baseDir = config.port() > 0
-                ? Files.createDirectories(Path.of(System.getProperty("java.io.tmpdir"), "lab-tomcat-" + config.port()))
-                : Files.createTempDirectory("lab-tomcat");
-        // A test JVM can exit while a close is still waiting for Tomcat's stop (Launcher.stop joins
-        // it only until its deadline): Tomcat had emptied the directory by then, and ~18 empty ones
+        // Tomcat needs a work directory: a fresh one, private (0700, a name no one can make first;
+        // a fixed /tmp/lab-tomcat-PORT was 0755 and outlived every KILLed app). The bench points
+        // java.io.tmpdir into its run's own directory, which it deletes: a KILLed app's goes with it.
+        Path baseDir = Files.createTempDirectory("lab-tomcat-");
+        // A JVM can exit while a close is still waiting for Tomcat's stop (Launcher.stop joins it
+        // only until its deadline): Tomcat had emptied the directory by then, and ~18 empty ones
         // were left in /tmp per test run. deleteOnExit removes it then, if empty.
-        if (config.port() == 0) baseDir.toFile().deleteOnExit();
+        baseDir.toFile().deleteOnExit();
         tomcat.setBaseDir(baseDir.toString());
         Connector connector = connector(config);
         tomcat.setConnector(connector);
