@@ -108,6 +108,17 @@ class CardTest(unittest.TestCase):
         self.assertAlmostEqual(210.0, f["cpu_us_with_rest"])
         self.assertEqual((512.0, 40.0, True, 2.0), (f["pss_mb_per_1000"], f["threads_per_1000"], f["carried"], f["jit_pct_max"]))
 
+    def test_steal_is_the_share_of_the_app_hosts_cpu_time_the_hypervisor_took(self):
+        cost = cost_json()
+        for k, w in enumerate(cost["windows"]):          # (busy, total, steal) jiffies: 1 000 a window, 10 k % stolen
+            w["box0"], w["box1"] = [0, 1000 * k, 0], [500, 1000 * (k + 1), 10 * k]
+        self.assertAlmostEqual(1.0, card.fork_figures(cost)["steal_pct"])        # (0 + 1 + 2) / 3 %
+        self.assertIsNone(card.fork_figures(cost_json())["steal_pct"])            # a run from before: not recorded
+        run = {"cells": [{"scenario": "cost", "label": "x", "fork": card.fork_figures(cost)}], "meta": {}}
+        self.assertEqual("Steal (the hypervisor's, in the measured windows): 1.0–1.0 % of the app host's CPU time "
+                         "by fork, median 1.0 %.\n", card.steal_line(run))
+        self.assertEqual("", card.steal_line(self.run_of([("x", 1.0)])))
+
     def test_the_card_calls_a_difference_only_where_the_intervals_say_so(self):
         run = self.run_of([("cheap", 1.0), ("cheap", 1.01), ("cheap", 0.99),
                            ("dear", 1.5), ("dear", 1.52), ("dear", 1.48),

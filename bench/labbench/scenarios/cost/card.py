@@ -41,6 +41,7 @@ def fork_figures(cost):
                rest_us_per_s=None if rest is None else rest / 1e3,
                carried=all(w.get("rps") and w["rps"] >= 0.98 * cost["rate"] for w in windows),
                warmup=(cost.get("warmup") or {}).get("text"),
+               steal_pct=_mean([counters.steal_pct(w.get("box0"), w.get("box1")) for w in cost["windows"]]),
                perf_error=next((w["perf_error"] for w in cost["windows"] if w.get("perf_error")), None))
     return out
 
@@ -110,6 +111,16 @@ def still_warming_line(run):
             f"({', '.join(dict.fromkeys(label for label, _ in again))}).\n")
 
 
+def steal_line(run):
+    """The hypervisor's steal the forks' measured windows saw (none recorded before 2026-11-27: no line):
+    a CPU figure taken while someone else ran on the box's CPUs reads dearer than the model is."""
+    steal = sorted(f["steal_pct"] for _, fs in variants(run) for f in fs if f.get("steal_pct") is not None)
+    if not steal:
+        return ""
+    return (f"Steal (the hypervisor's, in the measured windows): {steal[0]:.1f}–{steal[-1]:.1f} % of the app host's "
+            f"CPU time by fork, median {statistics.median(steal):.1f} %.\n")
+
+
 def spread_lines(run):
     """The variants whose forks differ more than SPREAD_PCT in CPU: each fork's CPU, allocation, GC
     and compiler share, where the cause shows; and more than PORTABLE_PCT in syscalls: each fork's,
@@ -126,6 +137,7 @@ def spread_lines(run):
         if iv and iv.n > 1 and iv.half_width_pct is not None and iv.half_width_pct > SPREAD_PCT:
             each = "; ".join(f"{f['cpu_us']:.1f} µs ({gc_jit(f)}), {f['alloc_kib'] or 0:.2f} KiB, "
                              f"GC {f['gc_per_1000'] or 0:.2f}/1k, JIT ≤ {f['jit_pct_max'] or 0:.1f} %"
+                             + (f", steal {f['steal_pct']:.1f} %" if f.get("steal_pct") is not None else "")
                              for f in forks if f.get("cpu_us") is not None)
             out.append(f"- {label}: ± {iv.half_width_pct:.1f} % of its median; its forks: {each}")
     return out

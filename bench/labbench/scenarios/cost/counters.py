@@ -86,6 +86,14 @@ def jit_share(stats0, stats1):
     return None if not cpu_ms or compiler_ms is None or compiler_ms < 0 else compiler_ms / cpu_ms
 
 
+def steal_pct(box0, box1):
+    """The hypervisor's steal over a window as a % of the app host's CPU time (its pinned CPUs, or the
+    whole box): time this VM's CPUs ran someone else, which slows what the app's CPU time buys."""
+    if not box0 or not box1 or box1[1] <= box0[1]:
+        return None
+    return 100.0 * (box1[2] - box0[2]) / (box1[1] - box0[1])
+
+
 def window_figures(perf, stats0, stats1, perf_s, stats_s, rest_ns_per_s):
     """One window's figures, per request: CPU µs (the app's task-clock less what the JVM at rest
     spends in as long), syscalls, context switches, heap bytes; GC count and ms per 1,000 requests;

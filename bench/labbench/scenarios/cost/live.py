@@ -99,13 +99,16 @@ def warm_windows(p, stats_url, n, seconds):
 
 def window(p, stats_url, seconds):
     """One measured window: perf over `seconds` on the app's host, /stats read just before and after,
-    Pss and threads at its end: the raw readings (the card divides them, the JVM at rest subtracted)."""
+    the app host's CPU ticks (busy, total, steal) around it, Pss and threads at its end: the raw
+    readings (the card divides them, the JVM at rest subtracted)."""
     stats0, t0 = web.get_json(stats_url) or {}, time.monotonic()
+    box0 = place.box_ticks("app")             # the hypervisor's steal over the window: the box's noise, recorded
     rc, out = place.beside(p, counters.perf_command(place.pid(p), seconds), timeout=seconds + 30)
+    box1 = place.box_ticks("app")
     t1, stats1 = time.monotonic(), web.get_json(stats_url) or {}
     perf, error = counters.parse_perf(out)
     raw = {"perf": perf, "perf_s": seconds, "stats_s": round(t1 - t0, 3), "stats0": counters.kept(stats0),
-           "stats1": counters.kept(stats1), **memory(p)}
+           "stats1": counters.kept(stats1), "box0": list(box0), "box1": list(box1), **memory(p)}
     if rc != 0 or error:          # the kernel's counters unavailable: the JVM's still count
         raw["perf_error"] = f"perf stat: {error or f'exit {rc}'}"
     return raw
