@@ -3,6 +3,7 @@ next one (reused, its pool grown or switched on the running JVM), verified, warm
 profiled, drained and stopped. The cell's runner (cells.py) asks it to get ready and the load
 generator measures it; nothing else starts or stops a JVM of the lab's apps."""
 import json
+import shlex
 import signal
 import urllib.parse
 from pathlib import Path
@@ -23,6 +24,7 @@ class App:
         self.resized_line = None   # the app's lab: line after a resize (its log has the one of its start)
         self.log = None
         self.cds = None            # its class-data archive (JDK 19+)
+        self.profile_root = None   # LAB_PROFILE_DIR: where it may write a profile (the run's directory, or its tmp on a host)
         self.starts = 0
         self.last_conns = 0        # wrk -c of its last cell
         self.had_side_load = False
@@ -134,7 +136,9 @@ class App:
                *(["--work", s.raw["WORK"].strip()] if s.raw.get("WORK", "").strip() else []), *s.app_args]
         # Secrets in the environment, never argv (issue 40): the run's admin token, where a profile may
         # be written (the run directory), the database password.
-        env = {**web.admin_env(), "LAB_PROFILE_DIR": str(self.lab.run_dir.resolve()),
+        # On a host the app writes a profile into its private tmp there; profile_stop fetches it.
+        self.profile_root = tmp if tmp and place.host("app").remote else str(self.lab.run_dir.resolve())
+        env = {**web.admin_env(), "LAB_PROFILE_DIR": self.profile_root,
                **(self.lab.db.app_env() if cell.db_driver else {})}
         self.proc = place.start("app", cmd, out=self.log, env=env)
         self.key, self.had_side_load = cell.app_key, False
@@ -251,10 +255,21 @@ class App:
         return status == 200
 
     def profile_stop(self, out_dir):
-        """Stop the app's profile: it writes flame.html and collapsed.txt into out_dir; its JSON answer."""
+        """Stop the app's profile: it writes flame.html and collapsed.txt into out_dir (on a HOSTS host,
+        into the run's private directory there, then copied here: that one goes with the run's); its
+        JSON answer."""
+        h = place.host("app")
+        where = f"{self.profile_root}/profile-{out_dir.parent.name}" if h.remote else str(out_dir.resolve())
         try:
-            status, body = web.http(self.admin + "/profile/stop?dir=" + urllib.parse.quote(str(out_dir.resolve())),
-                                      method="POST", timeout=60)
-            return json.loads(body) if status == 200 else {"error": f"HTTP {status}: {body[:200]!r}"}
+            status, body = web.http(self.admin + "/profile/stop?dir=" + urllib.parse.quote(where), method="POST", timeout=60)
+            answer = json.loads(body) if status == 200 else {"error": f"HTTP {status}: {body[:200]!r}"}
         except (OSError, ValueError) as e:
             return {"error": str(e)}
+        if h.remote and "error" not in answer:
+            out_dir.mkdir(parents=True, exist_ok=True)
+            for name in ("flame.html", "collapsed.txt"):
+                rc, text = place.remote_run(h, f"cat {shlex.quote(where + '/' + name)}", timeout=60)
+                if rc != 0:
+                    return {**answer, "error": f"{name} could not be copied from {h.name} (exit {rc})"}
+                (out_dir / name).write_text(text)
+        return answer

@@ -9,7 +9,7 @@
 # an unreachable host, a refused key, a host without the lab's
 # files, and a setting HOSTS does not place all exit 2 and start nothing; `make hosts` provisions a
 # fresh lab_dir (sshd's ClientAliveInterval included) and changes nothing the second time; a tiny matrix with its roles spread over the
-# hosts: every cell ok, each host's wrk.json requests summing to the merged ones, the merged
+# hosts (PROFILE=1: each wrk cell's profile copied back from the app host): every cell ok, each host's wrk.json requests summing to the merged ones, the merged
 # percentiles equal to those of the union of the hosts' samples computed here, each role's process
 # in its host's namespace (bench/tools/host-run.sh's "pid N on ... ADDRESS" line in its log); a role that
 # ignores TERM ended by the KILL after it; a tiny DB cell
@@ -182,11 +182,15 @@ check "make hosts provisions a fresh lab_dir (every role on one host), then chan
 
 echo "== a tiny matrix on the hosts [${SECONDS}s]"
 rc=0
-env "${TINY[@]}" LOADGEN="wrk vegeta" RATE=20 HOSTS="$INV" RESULTS_DIR="$TMP/run" ./bench.sh >"$TMP/run.out" 2>&1 || rc=$?
+env "${TINY[@]}" LOADGEN="wrk vegeta" RATE=20 PROFILE=1 HOSTS="$INV" RESULTS_DIR="$TMP/run" ./bench.sh >"$TMP/run.out" 2>&1 || rc=$?
 check "the run exits 0 with every cell ok (2 wrk, 2 vegeta)" bash -c "cat '$TMP/run.out' | tail -5; [[ $rc == 0 ]] && python3 -c \"
 import json; cells = json.load(open('$TMP/run/latest/results.json'))['cells']
 assert len(cells) == 4 and all(c['status'] == 'ok' for c in cells), [c['status'] for c in cells]\""
 check "no WARNING/ERROR line and no Traceback" bash -c "! grep -E '^(WARNING|ERROR)|Traceback' '$TMP/run.out'"
+check "PROFILE=1: each wrk cell's profile, written on the app host, copied into its cell" bash -c "
+    n=0; for f in '$TMP/run/latest'/cells/*/wrk.json; do d=\${f%/wrk.json}
+        [[ -s \$d/profile/flame.html && -s \$d/profile/collapsed.txt ]] || { echo \"no profile in \$d\"; exit 1; }; n=\$((n + 1))
+    done; ((n == 2)) || { echo \"\$n wrk cells, want 2\"; exit 1; }"
 merged() {
     python3 - "$TMP/run/latest" <<'EOF'
 import json, math, sys
