@@ -119,6 +119,20 @@ class CardTest(unittest.TestCase):
                          "by fork, median 1.0 %.\n", card.steal_line(run))
         self.assertEqual("", card.steal_line(self.run_of([("x", 1.0)])))
 
+    def test_a_fork_keeps_what_the_jit_had_compiled_at_its_end(self):
+        cost = cost_json()
+        cost["windows"][-1]["stats1"]["jvm"].update(nonProfiledCodeKb=5120, profiledCodeKb=2048)
+        f = card.fork_figures(cost)
+        self.assertEqual((5120, 2048), (f["c2_code_kib"], f["c1_code_kib"]))
+        self.assertEqual((None, None), tuple(card.fork_figures(cost_json())[k] for k in ("c2_code_kib", "c1_code_kib")))
+        forks = [("x", 1.0), ("x", 1.5)]
+        run = self.run_of(forks)
+        run["cells"][0]["fork"].update(c2_code_kib=5120, c1_code_kib=2048)
+        run["cells"][1]["fork"].update(c2_code_kib=4096, c1_code_kib=3072)
+        line = card.spread_lines(run)[0]
+        self.assertIn("code C2 5,120 KiB, C1 2,048 KiB", line)
+        self.assertIn("code C2 4,096 KiB, C1 3,072 KiB", line)
+
     def test_the_card_calls_a_difference_only_where_the_intervals_say_so(self):
         run = self.run_of([("cheap", 1.0), ("cheap", 1.01), ("cheap", 0.99),
                            ("dear", 1.5), ("dear", 1.52), ("dear", 1.48),

@@ -42,8 +42,17 @@ def fork_figures(cost):
                carried=all(w.get("rps") and w["rps"] >= 0.98 * cost["rate"] for w in windows),
                warmup=(cost.get("warmup") or {}).get("text"),
                steal_pct=_mean([counters.steal_pct(w.get("box0"), w.get("box1")) for w in cost["windows"]]),
+               **code_kib((last.get("stats1") or {}).get("jvm") or {}),
                perf_error=next((w["perf_error"] for w in cost["windows"] if w.get("perf_error")), None))
     return out
+
+
+def code_kib(jvm):
+    """What the JIT had compiled at the fork's last window's end (/stats' code heaps; none before
+    2026-11-27 or where the code cache is not segmented): C2's code, and C1's that still profiles."""
+    c2, c1 = jvm.get("nonProfiledCodeKb"), jvm.get("profiledCodeKb")
+    return {"c2_code_kib": c2 if c2 is not None and c2 >= 0 else None,
+            "c1_code_kib": c1 if c1 is not None and c1 >= 0 else None}
 
 
 def _mean(xs):
@@ -138,6 +147,8 @@ def spread_lines(run):
             each = "; ".join(f"{f['cpu_us']:.1f} µs ({gc_jit(f)}), {f['alloc_kib'] or 0:.2f} KiB, "
                              f"GC {f['gc_per_1000'] or 0:.2f}/1k, JIT ≤ {f['jit_pct_max'] or 0:.1f} %"
                              + (f", steal {f['steal_pct']:.1f} %" if f.get("steal_pct") is not None else "")
+                             + (f", code C2 {f['c2_code_kib']:,} KiB, C1 {f['c1_code_kib']:,} KiB"
+                                if f.get("c2_code_kib") is not None and f.get("c1_code_kib") is not None else "")
                              for f in forks if f.get("cpu_us") is not None)
             out.append(f"- {label}: ± {iv.half_width_pct:.1f} % of its median; its forks: {each}")
     return out

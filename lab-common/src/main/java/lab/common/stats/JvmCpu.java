@@ -7,6 +7,7 @@ import java.lang.invoke.MethodType;
 import java.lang.management.CompilationMXBean;
 import java.lang.management.GarbageCollectorMXBean;
 import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryPoolMXBean;
 import java.lang.management.ThreadMXBean;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -48,6 +49,8 @@ import lab.common.Json;
  *       and since JDK 20 "G1 Concurrent GC" counts the Remark and Cleanup pauses of its concurrent
  *       cycles; the concurrent work itself is not in it. ZGC and Shenandoah also have beans that time
  *       whole concurrent cycles ("ZGC Major Cycles"...), which this sum then adds to their pauses.</li>
+ *   <li>{@code profiledCodeKb}, {@code nonProfiledCodeKb}: what the JIT had compiled, by code heap
+ *       ({@link #codeHeapKb}): read as they are, not as differences.</li>
  * </ul>
  *
  * <p><b>What {@code allocatedBytes} covers</b>, read in the JDK's source (HotSpot line numbers from
@@ -101,7 +104,25 @@ final class JvmCpu {
         long[] gc = gc();
         return "{\"cpuMs\":" + cpuMs + ",\"compilerCpuMs\":" + compiler[0] + ",\"compilerThreads\":" + compiler[1]
                 + ",\"compileMs\":" + compileMs + allocatedJson(TOTAL_ALLOCATED)
-                + ",\"gcCount\":" + gc[0] + ",\"gcTimeMs\":" + gc[1] + "}";
+                + ",\"gcCount\":" + gc[0] + ",\"gcTimeMs\":" + gc[1]
+                + ",\"profiledCodeKb\":" + codeHeapKb(PROFILED) + ",\"nonProfiledCodeKb\":" + codeHeapKb(NON_PROFILED) + "}";
+    }
+
+    static final String PROFILED = "CodeHeap 'profiled nmethods'";
+    static final String NON_PROFILED = "CodeHeap 'non-profiled nmethods'";
+
+    /**
+     * KiB used in one of HotSpot's code heaps, -1 where it has none of that name (a code cache that is
+     * not segmented). With tiered compilation, {@code profiled nmethods} holds C1's code that still
+     * profiles (tiers 2-3: methods on their way to C2) and {@code non-profiled nmethods} C2's (and
+     * C1's tier 1, for trivial methods): two fresh JVMs whose CPU per request differs after their
+     * warm-ups can be told apart by how much of their hot code C2 had compiled (issue 39).
+     */
+    static long codeHeapKb(String name) {
+        for (MemoryPoolMXBean pool : ManagementFactory.getMemoryPoolMXBeans()) {
+            if (pool.getName().equals(name)) return pool.getUsage().getUsed() / 1024;
+        }
+        return -1;
     }
 
     /**

@@ -46,11 +46,25 @@ class JvmCpuTest {
     void theKeysAndTheirOrder() {
         String json = JvmCpu.toJson();
         assertTrue(json.matches("\\{\"cpuMs\":\\d+,\"compilerCpuMs\":-?\\d+,\"compilerThreads\":\\d+,\"compileMs\":-?\\d+"
-                + ",\"allocatedBytes\":\\d+,\"allocatedBytesHow\":\"(total|live threads only)\",\"gcCount\":-?\\d+,\"gcTimeMs\":-?\\d+\\}"), json);
+                + ",\"allocatedBytes\":\\d+,\"allocatedBytesHow\":\"(total|live threads only)\",\"gcCount\":-?\\d+,\"gcTimeMs\":-?\\d+"
+                + ",\"profiledCodeKb\":-?\\d+,\"nonProfiledCodeKb\":-?\\d+\\}"), json);
         // On every JDK this suite runs on (21+, and 17.0.11+ by the backport) the JVM's own total
         String how = JvmCpu.TOTAL_ALLOCATED_AVAILABLE ? JvmCpu.TOTAL : JvmCpu.LIVE_THREADS_ONLY;
         assertEquals(how, how(json), "getTotalThreadAllocatedBytes is " + (JvmCpu.TOTAL_ALLOCATED_AVAILABLE ? "" : "not ")
                 + "in JDK " + System.getProperty("java.version"));
+    }
+
+    /** Tiered HotSpot with its default 240 MiB code cache segments it: both heaps are there, and code is in them. */
+    @Test
+    void theCodeHeapsAreRead() {
+        boolean segmented = ManagementFactory.getMemoryPoolMXBeans().stream()
+                .anyMatch(pool -> pool.getName().equals(JvmCpu.NON_PROFILED));
+        String json = JvmCpu.toJson();
+        if (segmented) {
+            assertTrue(field(json, "nonProfiledCodeKb") > 0 && field(json, "profiledCodeKb") > 0, json);
+        } else {
+            assertEquals(-1, field(json, "nonProfiledCodeKb"), json);
+        }
     }
 
     /** 64 MiB allocated by this thread: allocatedBytes grows by at least that (others allocate too). */
