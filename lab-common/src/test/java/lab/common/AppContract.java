@@ -147,9 +147,10 @@ public abstract class AppContract extends RemoteFixture {
                     HttpResponse.BodyHandlers.discarding()).statusCode());
             assertTrue(lab.stats().toJson().contains("\"errors\":0,"), lab.stats().toJson());
             // The JIT's share of the CPU, for the bench's warm-up (JvmCpu, issue 26), then the heap and
-            // the collectors for the cost card (issue 39)
+            // the collectors and the compiled code for the cost card (issue 39)
             assertTrue(lab.stats().toJson().matches(".*\"jvm\":\\{\"cpuMs\":\\d+,\"compilerCpuMs\":\\d+,\"compilerThreads\":[1-9]\\d*,\"compileMs\":-?\\d+"
-                    + ",\"allocatedBytes\":\\d+,\"allocatedBytesHow\":\"(total|live threads only)\",\"gcCount\":\\d+,\"gcTimeMs\":\\d+\\}.*"),
+                    + ",\"allocatedBytes\":\\d+,\"allocatedBytesHow\":\"(total|live threads only)\",\"gcCount\":\\d+,\"gcTimeMs\":\\d+"
+                    + ",\"profiledCodeKb\":-?\\d+,\"nonProfiledCodeKb\":-?\\d+\\}.*"),
                     lab.stats().toJson());
         }
     }
