@@ -207,15 +207,32 @@ def remote_run(h, command, timeout=20):
     otherwise read 0 and every later call would wait for ssh's timeouts again."""
     if h in _lost:
         return 255, f"host {h.name} was lost earlier in this run"
+    with procs.signals_held():     # a group of its own: a Ctrl-C at the terminal is the bench's to act on
+        p = subprocess.Popen([*h.ssh, command], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, preexec_fn=procs.in_child)
     try:
-        r = subprocess.run([*h.ssh, command], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True, timeout=timeout)
+        out, err = p.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate()
         lost(h)
         return 255, ""
-    if r.returncode == 255:
+    except BaseException:
+        # Stopped mid-command (Ctrl-C, TERM): a read of /proc or a mkdir takes ms, so let it end
+        # rather than cut its ssh, which left the command running on the host after the bench had
+        # gone (hosts-test, 2026-11-27); past FINISH_S it is killed.
+        try:
+            p.communicate(timeout=FINISH_S)
+        except BaseException:
+            p.kill()
+            p.wait()
+        raise
+    if p.returncode == 255:
         lost(h)
-    return r.returncode, r.stdout if r.returncode == 0 else r.stderr
+    return p.returncode, out if p.returncode == 0 else err
+
+
+FINISH_S = 3.0     # how long a short remote command may take to end once the bench is stopping
 
 
 def remote_pid(p):
