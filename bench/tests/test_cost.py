@@ -194,14 +194,15 @@ class StillWarmingTest(unittest.TestCase):
 
     def run_windows(self, shares, n=3):
         from labbench.scenarios.cost import live
-        reads = iter(shares)
+        reads, self.probes = iter(shares), []
 
-        def fake_window(p, stats_url, seconds):
+        def fake_window(p, stats_url, seconds, speed_out):
             share = next(reads)
+            self.probes.append(speed_out.name)
             return {"stats0": stats(0, 0, 0, 0, 0, 0), "stats1": stats(1000, 1000, 1000 * share, 0, 0, 0)}
         real, live.window = live.window, fake_window
         try:
-            return live.warm_windows(None, "", n, 5)
+            return live.warm_windows(None, "", n, 5, Path("cell"))
         finally:
             live.window = real
 
@@ -209,6 +210,7 @@ class StillWarmingTest(unittest.TestCase):
         kept, again = self.run_windows([0.18, 0.044, 0.006, 0.002])
         self.assertEqual([0.044, 0.006, 0.002], [counters.jit_share(w["stats0"], w["stats1"]) for w in kept])
         self.assertEqual(1, len(again))
+        self.assertEqual(["speed-1.txt", "speed-2.txt", "speed-3.txt", "speed-4.txt"], self.probes)  # each its own
 
     def test_past_n_windows_again_the_windows_are_kept_as_they_are(self):
         kept, again = self.run_windows([0.2, 0.2, 0.2, 0.2, 0.2, 0.2])
@@ -220,6 +222,51 @@ class StillWarmingTest(unittest.TestCase):
         run = {"meta": {}, "cells": [{"scenario": "cost", "label": "webflux@netty:1", "round": 1,
                                       "fork": card.fork_figures(c)}]}
         self.assertIn("1 window(s) in 1 of 1 forks read the compiler above 5 %", card.still_warming_line(run))
+
+
+class BoxSpeedTest(unittest.TestCase):
+    """The box's speed on the app's CPUs in each window (bench/tools/speed-probe.py): read from the
+    probe's line, divided out window by window, and the card's CPU at the run's median speed."""
+
+    def test_the_probe_prints_its_line_and_a_missing_one_says_why(self):
+        import subprocess
+        import sys
+        from labbench.scenarios.cost import live
+        out = subprocess.run([sys.executable, str(live.SPEED_PROBE), "0.35"], capture_output=True, text=True, timeout=30)
+        speed = counters.parse_speed(["host-run: pid 42", *out.stdout.splitlines()])
+        self.assertEqual((4, 20000, 4), (speed["bursts"], speed["iterations"], len(speed["burst_ns"])))
+        self.assertAlmostEqual(speed["ns_per_iteration"], sum(speed["burst_ns"]) / 80000, places=2)
+        self.assertEqual({"error": "python3: not found"}, counters.parse_speed(["host-run: pid 42", "python3: not found"]))
+        self.assertEqual({"error": "no output"}, counters.parse_speed([]))
+
+    def fork(self, cpu_s, speeds):
+        c = cost_json(cpu_s_per_window=cpu_s)
+        for w, v in zip(c["windows"], speeds):
+            w["speed"] = {"ns_per_iteration": v}
+        return card.fork_figures(c)
+
+    def test_a_fork_on_a_slower_box_reads_dearer_and_the_speed_divides_it_out(self):
+        # the same model: 1.0 s of CPU a window on a box at 50 ns/it, 1.2 s on one at 60 ns/it
+        fast, slow = self.fork(1.0, [50, 50, 50]), self.fork(1.2, [60, 60, 60])
+        self.assertAlmostEqual(1.2 * fast["cpu_us"], slow["cpu_us"], places=6)
+        self.assertAlmostEqual(fast["cpu_kiter"], slow["cpu_kiter"], places=9)
+        mid = self.fork(1.1, [55, 55, 55])
+        run = {"meta": {}, "cells": [{"scenario": "cost", "label": "x", "round": k + 1, "fork": f}
+                                     for k, f in enumerate((fast, slow, mid))]}
+        (_, forks), = card.variants(run)
+        self.assertEqual([55.0] * 3, [round(f["cpu_us_at_speed"] / f["cpu_kiter"], 6) for f in forks])
+        self.assertEqual(1, len({round(f["cpu_us_at_speed"], 6) for f in forks}))
+        self.assertIn("| CPU µs/req at median speed |", card.card_table(run))
+        line = card.speed_line(run)
+        self.assertIn("50.0–60.0 ns an iteration by fork, median 55.0 (the slowest fork's box 1.20× the fastest's)", line)
+        self.assertIn("CPU within ± 5 % of its median: 0 of 1 variants as measured, 1 at median speed.", line)
+
+    def test_without_a_reading_no_column_no_line(self):
+        run = {"meta": {}, "cells": [{"scenario": "cost", "label": "x", "round": 1, "fork": card.fork_figures(cost_json())}]}
+        self.assertNotIn("median speed", card.card_table(run))
+        self.assertEqual("", card.speed_line(run))
+        part = self.fork(1.0, [50, None, 50])          # a window without: no speed-divided figure for the fork
+        self.assertIsNone(part["cpu_kiter"])
 
 
 class SyscallSpreadTest(unittest.TestCase):

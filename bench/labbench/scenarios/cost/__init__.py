@@ -76,7 +76,7 @@ class Cost(Scenario):
     fields = ("label", "fork", "warmup")
     own_csv = True
     own_summary = True
-    csv_columns = ["label"] + [f"fork_{k}" for k in ("cpu_us", "cpu_us_with_rest", "gc_cpu_us", "jit_cpu_us",
+    csv_columns = ["label"] + [f"fork_{k}" for k in ("cpu_us", "cpu_us_with_rest", "speed_ns", "cpu_kiter", "gc_cpu_us", "jit_cpu_us",
                                                       "syscalls_per_req", "csw_per_req", "alloc_kib", "gc_per_1000",
                                                       "gc_ms_per_1000", "pss_mb_per_1000", "threads_per_1000", "rps",
                                                       "jit_pct_max", "errors", "carried")]
@@ -162,11 +162,13 @@ class Cost(Scenario):
         if not f:
             return None
         return (f"fork {rec.get('round')}: CPU {f['cpu_us'] or 0:.1f} µs/req, {f['syscalls_per_req'] or 0:.2f} syscalls/req, "
-                f"{f['alloc_kib'] or 0:.2f} KiB/req, {f_int(round(f['rps'] or 0))} req/s, JIT ≤ {f['jit_pct_max'] or 0:.1f} %")
+                f"{f['alloc_kib'] or 0:.2f} KiB/req, {f_int(round(f['rps'] or 0))} req/s, JIT ≤ {f['jit_pct_max'] or 0:.1f} %"
+                + (f", box {f['speed_ns']:.1f} ns/it" if f.get("speed_ns") else ""))
 
     def verdict(self, run):
         return ("## Verdict: what a request costs each model, mean ± 95 % interval over its fresh JVMs\n\n"
-                + card.card_table(run) + "\n" + card.still_warming_line(run) + card.steal_line(run) + "\n".join(card.ranking(run)) + "\n")
+                + card.card_table(run) + "\n" + card.still_warming_line(run) + card.steal_line(run) + card.speed_line(run)
+                + "\n".join(card.ranking(run)) + "\n")
 
     def compare(self, run_a, run_b):
         return card.compare(run_a, run_b)

@@ -9,7 +9,8 @@ from ...report.interval import difference, interval, ratio
 from . import counters
 
 # (key, column, format): per request, per 1,000 requests, per 1,000 in flight
-FIGURES = (("cpu_us", "CPU µs/req", "{:.1f}"), ("gc_cpu_us", "of it GC µs", "{:.1f}"),
+FIGURES = (("cpu_us", "CPU µs/req", "{:.1f}"), ("cpu_us_at_speed", "CPU µs/req at median speed", "{:.1f}"),
+           ("gc_cpu_us", "of it GC µs", "{:.1f}"),
            ("syscalls_per_req", "syscalls/req", "{:.2f}"),
            ("csw_per_req", "ctx sw/req", "{:.3f}"), ("alloc_kib", "alloc KiB/req", "{:.2f}"),
            ("gc_per_1000", "GC /1k req", "{:.3f}"), ("gc_ms_per_1000", "GC ms /1k req", "{:.2f}"),
@@ -28,6 +29,7 @@ def fork_figures(cost):
                for w in cost["windows"]]
     if not windows:
         return None
+    speeds = [(w.get("speed") or {}).get("ns_per_iteration") for w in cost["windows"]]
     out = {k: _mean([w.get(k) for w in windows]) for k in ("cpu_us", "cpu_us_with_rest", "gc_cpu_us", "jit_cpu_us",
                                                            "syscalls_per_req", "futex_per_req", "epoll_per_req",
                                                            "csw_per_req", "alloc_kib", "gc_per_1000", "gc_ms_per_1000",
@@ -42,6 +44,11 @@ def fork_figures(cost):
                carried=all(w.get("rps") and w["rps"] >= 0.98 * cost["rate"] for w in windows),
                warmup=(cost.get("warmup") or {}).get("text"),
                steal_pct=_mean([counters.steal_pct(w.get("box0"), w.get("box1")) for w in cost["windows"]]),
+               speed_ns=_mean(speeds),
+               # CPU per request in thousands of the probe's iterations, window by window: the box's speed
+               # in that window divided out (the card turns it back into µs at the run's median speed)
+               cpu_kiter=_mean([w["cpu_us"] / v if v and w.get("cpu_us") is not None else None
+                                for w, v in zip(windows, speeds)]) if all(speeds) else None,
                **code_kib((last.get("stats1") or {}).get("jvm") or {}),
                perf_error=next((w["perf_error"] for w in cost["windows"] if w.get("perf_error")), None))
     return out
@@ -60,14 +67,24 @@ def _mean(xs):
     return statistics.fmean(xs) if xs else None
 
 
-def variants(run):
+def variants(run, speed=None):
     """[(label, [fork figures])] in the run's order of variants, from its cost cells: each fork is a
-    round of the run (results.json's `rounds`; its `cells` are their medians)."""
+    round of the run (results.json's `rounds`; its `cells` are their medians). Each fork's CPU at
+    `speed` (ns per probe iteration; default the run's median, box_speed) is added as cpu_us_at_speed."""
     out = {}
     for c in [c for cells in (run.get("rounds") or {"1": run["cells"]}).values() for c in cells]:
         if c.get("scenario") == "cost" and c.get("fork"):      # its part, flat in a loaded run
             out.setdefault(c["label"], []).append(c["fork"])
-    return list(out.items())
+    speed = speed or box_speed(f for forks in out.values() for f in forks)
+    return [(label, [dict(f, cpu_us_at_speed=f["cpu_kiter"] * speed if speed and f.get("cpu_kiter") else None)
+                     for f in forks]) for label, forks in out.items()]
+
+
+def box_speed(forks):
+    """The median over forks of the box's speed in their windows (speed-probe.py's ns per iteration on
+    the app's CPUs; None before 2026-11-27): the speed the card's `at median speed` CPU is taken at."""
+    speeds = [f["speed_ns"] for f in forks if f.get("speed_ns")]
+    return statistics.median(speeds) if speeds else None
 
 
 def row_intervals(forks):
@@ -77,11 +94,12 @@ def row_intervals(forks):
 def card_table(run):
     """The card: a row per variant, each figure `mean ± half-width` over its n forks."""
     rows = variants(run)
-    out = ["| variant | n | " + " | ".join(col for _, col, _ in FIGURES) + " | cores for 10k req/s | GB for 10k in flight | JIT max % | carried |",
-           "|---|---:|" + "---:|" * (len(FIGURES) + 3) + "---|"]
+    shown = [fig for fig in FIGURES if fig[0] != "cpu_us_at_speed" or any(f.get(fig[0]) for _, fs in rows for f in fs)]
+    out = ["| variant | n | " + " | ".join(col for _, col, _ in shown) + " | cores for 10k req/s | GB for 10k in flight | JIT max % | carried |",
+           "|---|---:|" + "---:|" * (len(shown) + 3) + "---|"]
     for label, forks in rows:
         iv = row_intervals(forks)
-        cells = [iv[k].text(fmt) if iv[k] else "—" for k, _, fmt in FIGURES]
+        cells = [iv[k].text(fmt) if iv[k] else "—" for k, _, fmt in shown]
         cpu, pss = iv["cpu_us"], iv["pss_mb_per_1000"]
         cores = f"{cpu.mean / 100:.2f} ± {cpu.half_width / 100:.2f}" if cpu else "—"
         gb = f"{pss.mean * 10 / 1024:.2f} ± {pss.half_width * 10 / 1024:.2f}" if pss else "—"
@@ -130,6 +148,25 @@ def steal_line(run):
             f"CPU time by fork, median {statistics.median(steal):.1f} %.\n")
 
 
+def speed_line(run):
+    """The box's speed the forks' windows saw (speed-probe.py; none recorded before 2026-11-27: no line),
+    and how many variants' CPU is within SPREAD_PCT as measured and at the run's median speed."""
+    rows = variants(run)
+    forks = [f for _, fs in rows for f in fs]
+    speeds, ref = sorted(f["speed_ns"] for f in forks if f.get("speed_ns")), box_speed(forks)
+    if not speeds:
+        return ""
+
+    def within(key):
+        ivs = [interval([f.get(key) for f in fs]) for _, fs in rows]
+        return sum(1 for iv in ivs if iv and iv.n > 1 and iv.half_width_pct is not None and iv.half_width_pct <= SPREAD_PCT)
+    return (f"Box speed (bench/tools/speed-probe.py: a fixed loop timed on the app's CPUs during each window): "
+            f"{speeds[0]:.1f}–{speeds[-1]:.1f} ns an iteration by fork, median {ref:.1f} (the slowest fork's box "
+            f"{speeds[-1] / speeds[0]:.2f}× the fastest's). `at median speed` is each window's CPU × {ref:.1f} / its "
+            f"speed. CPU within ± {SPREAD_PCT:g} % of its median: {within('cpu_us')} of {len(rows)} variants as "
+            f"measured, {within('cpu_us_at_speed')} at median speed.\n")
+
+
 def spread_lines(run):
     """The variants whose forks differ more than SPREAD_PCT in CPU: each fork's CPU, allocation, GC
     and compiler share, where the cause shows; and more than PORTABLE_PCT in syscalls: each fork's,
@@ -147,6 +184,8 @@ def spread_lines(run):
             each = "; ".join(f"{f['cpu_us']:.1f} µs ({gc_jit(f)}), {f['alloc_kib'] or 0:.2f} KiB, "
                              f"GC {f['gc_per_1000'] or 0:.2f}/1k, JIT ≤ {f['jit_pct_max'] or 0:.1f} %"
                              + (f", steal {f['steal_pct']:.1f} %" if f.get("steal_pct") is not None else "")
+                             + (f", box {f['speed_ns']:.1f} ns/it ({f['cpu_us_at_speed']:.1f} µs at median speed)"
+                                if f.get("speed_ns") and f.get("cpu_us_at_speed") is not None else "")
                              + (f", code C2 {f['c2_code_kib']:,} KiB, C1 {f['c1_code_kib']:,} KiB"
                                 if f.get("c2_code_kib") is not None and f.get("c1_code_kib") is not None else "")
                              for f in forks if f.get("cpu_us") is not None)

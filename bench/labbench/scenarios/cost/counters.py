@@ -8,6 +8,7 @@ window: heap bytes allocated (the JDK's counter: what it covers is in the app's 
 GC collections and their time, the compiler threads' CPU; and its answered requests. Memory and
 threads at the window's end, from /proc/PID/smaps_rollup (Pss) and /proc/PID/status (Threads).
 """
+import json
 import re
 
 # perf stat's events, in the order it prints them. Of the syscalls, the two that wait are counted
@@ -92,6 +93,21 @@ def steal_pct(box0, box1):
     if not box0 or not box1 or box1[1] <= box0[1]:
         return None
     return 100.0 * (box1[2] - box0[2]) / (box1[1] - box0[1])
+
+
+def parse_speed(lines):
+    """bench/tools/speed-probe.py's JSON line (the last line that is one; on a host, after host-run's
+    own): {"ns_per_iteration", "bursts", "nice", "burst_ns"}, or {"error": why} where it printed none."""
+    for line in reversed(lines or []):
+        if line.startswith("{"):
+            try:
+                out = json.loads(line)
+            except ValueError:
+                break
+            if isinstance(out, dict) and out.get("ns_per_iteration"):
+                return out
+            break
+    return {"error": next((line for line in reversed(lines or []) if line.strip()), "no output")[:200]}
 
 
 def window_figures(perf, stats0, stats1, perf_s, stats_s, rest_ns_per_s):

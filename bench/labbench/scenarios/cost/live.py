@@ -7,13 +7,14 @@ rest read, warm, with nothing in flight. cost.json holds every reading; the card
 import json
 import time
 
-from ... import place, procs, warmup, web
+from ... import paths, place, procs, warmup, web
 from ...loadgens import vegeta
 from . import counters
 
 # After vegeta starts: the backend's delay fills the in-flight requests first, then a margin.
 LEAD_S = 1.0
 REST_S = warmup.REST_S
+SPEED_PROBE = paths.ROOT / "bench" / "tools" / "speed-probe.py"
 
 
 def measure(lab, cell, d, url, app):
@@ -25,7 +26,7 @@ def measure(lab, cell, d, url, app):
     try:
         time.sleep(s.sleep_ms / 1000 + LEAD_S)
         record["warmup"] = warm_on_load(stats_url) if s.warmup == "auto" else fixed_warm_up(s.warmup_s)
-        record["windows"], record["still_warming"] = warm_windows(app.proc, stats_url, s.cost_windows, s.cost_window_s)
+        record["windows"], record["still_warming"] = warm_windows(app.proc, stats_url, s.cost_windows, s.cost_window_s, d)
     finally:
         procs.stop(load, grace_s=5.0)
     if not web.wait_drained(stats_url, s.sleep_ms // 1000 + 5):
@@ -79,7 +80,7 @@ def fixed_warm_up(seconds):
     return {"mode": "fixed", "seconds": seconds, "text": f"{seconds} s of the measured load"}
 
 
-def warm_windows(p, stats_url, n, seconds):
+def warm_windows(p, stats_url, n, seconds, d):
     """(n windows, those taken as the warm-up's): a window whose compiler share is above the warm-up's
     limit (warmup.JIT_SHARE_MAX) was not yet warm, whatever the warm-up read: a late compile at 1,000
     req/s took 18 % of a window right after warm-ups that had settled. Such a window is kept apart
@@ -87,7 +88,7 @@ def warm_windows(p, stats_url, n, seconds):
     as they are and the card's JIT max shows it."""
     kept, again = [], []
     while len(kept) < n:
-        w = window(p, stats_url, seconds)
+        w = window(p, stats_url, seconds, d / f"speed-{len(kept) + len(again) + 1}.txt")
         jit = counters.jit_share(w["stats0"], w["stats1"])
         if jit is not None and jit > warmup.JIT_SHARE_MAX and len(again) < n:
             print(f"  window at {100 * jit:.1f} % compiler: still warming, measured again", flush=True)
@@ -97,21 +98,31 @@ def warm_windows(p, stats_url, n, seconds):
     return kept, again
 
 
-def window(p, stats_url, seconds):
+def window(p, stats_url, seconds, speed_out):
     """One measured window: perf over `seconds` on the app's host, /stats read just before and after,
-    the app host's CPU ticks (busy, total, steal) around it, Pss and threads at its end: the raw
-    readings (the card divides them, the JVM at rest subtracted)."""
+    the app host's CPU ticks (busy, total, steal) around it, the box's speed on the app's CPUs over it
+    (bench/tools/speed-probe.py), Pss and threads at its end: the raw readings (the card divides them,
+    the JVM at rest subtracted)."""
     stats0, t0 = web.get_json(stats_url) or {}, time.monotonic()
     box0 = place.box_ticks("app")             # the hypervisor's steal over the window: the box's noise, recorded
+    probe = place.start("app", speed_probe(seconds), speed_out)
     rc, out = place.beside(p, counters.perf_command(place.pid(p), seconds), timeout=seconds + 30)
     box1 = place.box_ticks("app")
     t1, stats1 = time.monotonic(), web.get_json(stats_url) or {}
+    place.wait(probe)                          # it ends by itself, a few ms after perf
     perf, error = counters.parse_perf(out)
     raw = {"perf": perf, "perf_s": seconds, "stats_s": round(t1 - t0, 3), "stats0": counters.kept(stats0),
-           "stats1": counters.kept(stats1), "box0": list(box0), "box1": list(box1), **memory(p)}
+           "stats1": counters.kept(stats1), "box0": list(box0), "box1": list(box1),
+           "speed": counters.parse_speed(procs.read_lines(speed_out)), **memory(p)}
     if rc != 0 or error:          # the kernel's counters unavailable: the JVM's still count
         raw["perf_error"] = f"perf stat: {error or f'exit {rc}'}"
     return raw
+
+
+def speed_probe(seconds):
+    """bench/tools/speed-probe.py for `seconds`, as it runs where the app does (on a host, from its lab directory)."""
+    script = SPEED_PROBE if not place.placed() else SPEED_PROBE.relative_to(paths.ROOT)
+    return ["python3", str(script), str(seconds)]
 
 
 def at_rest(p, seconds=REST_S):
