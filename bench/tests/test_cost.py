@@ -6,7 +6,7 @@ from pathlib import Path
 
 from labbench.plan import plan
 from labbench.report.figures import read_results
-from labbench.scenarios.cost import card, counters
+from labbench.scenarios.cost import card, counters, speed
 from labbench.settings import UsageError, parse
 
 PERF = """4108.99,msec,task-clock,4108989,100.00,0.815,CPUs utilized
@@ -239,34 +239,76 @@ class BoxSpeedTest(unittest.TestCase):
         self.assertEqual({"error": "python3: not found"}, counters.parse_speed(["host-run: pid 42", "python3: not found"]))
         self.assertEqual({"error": "no output"}, counters.parse_speed([]))
 
-    def fork(self, cpu_s, speeds):
-        c = cost_json(cpu_s_per_window=cpu_s)
-        for w, v in zip(c["windows"], speeds):
-            w["speed"] = {"ns_per_iteration": v}
+    @staticmethod
+    def fork(cpu_s, compute, memory=None):
+        """A fork whose k-th window used cpu_s[k] s of CPU (5,000 requests) on a box at compute[k], memory[k]."""
+        c = cost_json()
+        for k, w in enumerate(c["windows"]):
+            w["perf"]["task-clock"] = cpu_s[k] * 1e9 + 10e6 * 5
+            w["speed"] = {"ns_per_iteration": compute[k], **({"ns_per_step": memory[k]} if memory else {})}
         return card.fork_figures(c)
 
-    def test_a_fork_on_a_slower_box_reads_dearer_and_the_speed_divides_it_out(self):
-        # the same model: 1.0 s of CPU a window on a box at 50 ns/it, 1.2 s on one at 60 ns/it
-        fast, slow = self.fork(1.0, [50, 50, 50]), self.fork(1.2, [60, 60, 60])
-        self.assertAlmostEqual(1.2 * fast["cpu_us"], slow["cpu_us"], places=6)
-        self.assertAlmostEqual(fast["cpu_kiter"], slow["cpu_kiter"], places=9)
-        mid = self.fork(1.1, [55, 55, 55])
-        run = {"meta": {}, "cells": [{"scenario": "cost", "label": "x", "round": k + 1, "fork": f}
-                                     for k, f in enumerate((fast, slow, mid))]}
-        (_, forks), = card.variants(run)
-        self.assertEqual([55.0] * 3, [round(f["cpu_us_at_speed"] / f["cpu_kiter"], 6) for f in forks])
-        self.assertEqual(1, len({round(f["cpu_us_at_speed"], 6) for f in forks}))
+    @staticmethod
+    def run_of(forks_by_label):
+        return {"meta": {}, "cells": [{"scenario": "cost", "label": label, "round": k + 1, "fork": f}
+                                      for label, forks in forks_by_label.items() for k, f in enumerate(forks)]}
+
+    def test_cpu_that_follows_the_box_is_fitted_and_divided_out(self):
+        # two models, 1.0 and 0.5 s a window at the median speeds (50 ns, 150 ns), each window's CPU
+        # × (compute / 50) × (memory / 150)^0.5: the box's, exactly
+        boxes = [(50, 150), (60, 150), (50, 200), (45, 120), (55, 170), (52, 140), (48, 160), (58, 130), (50, 150)]
+
+        def forks(base):
+            out = []
+            for f in range(3):
+                w = boxes[3 * f:3 * f + 3]
+                out.append(self.fork([base * c / 50 * (m / 150) ** 0.5 for c, m in w], [c for c, _ in w], [m for _, m in w]))
+            return out
+        run = self.run_of({"x": forks(1.0), "y": forks(0.5)})
+        model = speed.fit(card.raw_variants(run))
+        self.assertEqual((1.0, 0.5, 1.0, 18), (round(model.a, 6), round(model.b, 6), round(model.r2, 6), model.windows))
+        (_, xs), (_, ys) = card.variants(run)
+        self.assertEqual({200.0}, {round(f["cpu_us_at_speed"], 6) for f in xs})   # 1.0 s / 5,000 requests at 50 ns, 150 ns
+        self.assertEqual({100.0}, {round(f["cpu_us_at_speed"], 6) for f in ys})
         self.assertIn("| CPU µs/req at median speed |", card.card_table(run))
         line = card.speed_line(run)
-        self.assertIn("50.0–60.0 ns an iteration by fork, median 55.0 (the slowest fork's box 1.20× the fastest's)", line)
-        self.assertIn("CPU within ± 5 % of its median: 0 of 1 variants as measured, 1 at median speed.", line)
+        self.assertIn("a compute loop 50.7–53.3 ns an iteration by fork, a memory walk 143–167 ns a step.", line)
+        self.assertIn("∝ compute^1.00 × memory^0.50: the box's speed explains **100 %**", line)
+        self.assertIn("at 50.0 ns and 150 ns. CPU within ± 5 % of its median: 0 of 2 variants as measured, 2 at median speed.", line)
 
-    def test_without_a_reading_no_column_no_line(self):
+    def test_cpu_that_does_not_follow_the_box_is_left_as_it_is(self):
+        # the same CPU in every window whatever the box did: nothing to divide out
+        run = self.run_of({"x": [self.fork([1.0] * 3, c, [150, 150, 150]) for c in ([50, 60, 40], [45, 55, 50], [52, 48, 58])]})
+        model = speed.fit(card.raw_variants(run))
+        self.assertEqual((0.0, 0.0), (round(model.a, 9), round(model.r2, 9)))
+        self.assertEqual({200.0}, {round(f["cpu_us_at_speed"], 6) for _, fs in card.variants(run) for f in fs})
+
+    def test_compare_takes_both_runs_at_one_speed(self):
+        # run B's box was 20 % slower throughout: as measured every fork is dearer, at one speed the same
+        def forks(slow):          # the forks also differ by 2 % of their own, the same in both runs
+            return [self.fork([own * slow * c / 50 for c in cs], [slow * c for c in cs])
+                    for own, cs in ((1.0, [50, 60, 40]), (1.02, [45, 55, 50]), (0.98, [52, 48, 58]))]
+        a, b = self.run_of({"x": forks(1.0), "y": forks(1.0)}), self.run_of({"x": forks(1.2), "y": forks(1.2)})
+        for r in (a, b):
+            r["meta"] = {"cpu": "Xeon", "rate": 1000}
+        text = card.compare(a, b)
+        self.assertRegex(text, r"\| x \| CPU µs/req \| 203\.\d+ ± \d+\.\d+ \| 244\.\d+ ± \d+\.\d+ \| dearer \|")
+        self.assertRegex(text, r"\| x \| CPU µs/req at median speed \| 22\d\.\d+ ± \d+\.\d+ \| 22\d\.\d+ ± \d+\.\d+ \| same \|")
+        self.assertIn("**Run twice:** CPU: each run's median inside the other's interval for 0 of 2 variants (not: x, y).", text)
+        self.assertRegex(text, r"CPU at the box's median speed over both runs \(fit R² 9\d %\): each run's median inside the "
+                               r"other's interval for 2 of 2 variants\.")
+
+    def test_without_the_walk_compute_alone_and_without_readings_nothing(self):
+        run = self.run_of({"x": [self.fork([1.0 * c / 50 for c in cs], cs) for cs in ([50, 60, 40], [45, 55, 50], [52, 48, 58])]})
+        model = speed.fit(card.raw_variants(run))
+        self.assertEqual((1.0, 0.0, None), (round(model.a, 6), model.b, model.memory_ns))
+        self.assertNotIn("memory", card.speed_line(run))
+        few = self.run_of({"x": [self.fork([1.0] * 3, [50, 60, 40])]})
+        self.assertIn("Too few windows (6 needed)", card.speed_line(few))
+        self.assertIsNone(card.variants(few)[0][1][0]["cpu_us_at_speed"])
         run = {"meta": {}, "cells": [{"scenario": "cost", "label": "x", "round": 1, "fork": card.fork_figures(cost_json())}]}
         self.assertNotIn("median speed", card.card_table(run))
         self.assertEqual("", card.speed_line(run))
-        part = self.fork(1.0, [50, None, 50])          # a window without: no speed-divided figure for the fork
-        self.assertIsNone(part["cpu_kiter"])
 
 
 class SyscallSpreadTest(unittest.TestCase):

@@ -76,7 +76,7 @@ class Cost(Scenario):
     fields = ("label", "fork", "warmup")
     own_csv = True
     own_summary = True
-    csv_columns = ["label"] + [f"fork_{k}" for k in ("cpu_us", "cpu_us_with_rest", "speed_ns", "cpu_kiter", "gc_cpu_us", "jit_cpu_us",
+    csv_columns = ["label"] + [f"fork_{k}" for k in ("cpu_us", "cpu_us_with_rest", "speed_ns", "memory_ns", "gc_cpu_us", "jit_cpu_us",
                                                       "syscalls_per_req", "csw_per_req", "alloc_kib", "gc_per_1000",
                                                       "gc_ms_per_1000", "pss_mb_per_1000", "threads_per_1000", "rps",
                                                       "jit_pct_max", "errors", "carried")]

@@ -6,7 +6,7 @@ import statistics
 
 from ...report.fmt import read_json, work_of
 from ...report.interval import difference, interval, ratio
-from . import counters
+from . import counters, speed
 
 # (key, column, format): per request, per 1,000 requests, per 1,000 in flight
 FIGURES = (("cpu_us", "CPU µs/req", "{:.1f}"), ("cpu_us_at_speed", "CPU µs/req at median speed", "{:.1f}"),
@@ -29,7 +29,7 @@ def fork_figures(cost):
                for w in cost["windows"]]
     if not windows:
         return None
-    speeds = [(w.get("speed") or {}).get("ns_per_iteration") for w in cost["windows"]]
+    readings = speed.window_readings(windows, cost["windows"])
     out = {k: _mean([w.get(k) for w in windows]) for k in ("cpu_us", "cpu_us_with_rest", "gc_cpu_us", "jit_cpu_us",
                                                            "syscalls_per_req", "futex_per_req", "epoll_per_req",
                                                            "csw_per_req", "alloc_kib", "gc_per_1000", "gc_ms_per_1000",
@@ -44,11 +44,8 @@ def fork_figures(cost):
                carried=all(w.get("rps") and w["rps"] >= 0.98 * cost["rate"] for w in windows),
                warmup=(cost.get("warmup") or {}).get("text"),
                steal_pct=_mean([counters.steal_pct(w.get("box0"), w.get("box1")) for w in cost["windows"]]),
-               speed_ns=_mean(speeds),
-               # CPU per request in thousands of the probe's iterations, window by window: the box's speed
-               # in that window divided out (the card turns it back into µs at the run's median speed)
-               cpu_kiter=_mean([w["cpu_us"] / v if v and w.get("cpu_us") is not None else None
-                                for w, v in zip(windows, speeds)]) if all(speeds) else None,
+               speed_ns=_mean([r[1] for r in readings]), memory_ns=_mean([r[2] for r in readings]),
+               speed_windows=readings if any(r[1] for r in readings) else None,
                **code_kib((last.get("stats1") or {}).get("jvm") or {}),
                perf_error=next((w["perf_error"] for w in cost["windows"] if w.get("perf_error")), None))
     return out
@@ -67,24 +64,22 @@ def _mean(xs):
     return statistics.fmean(xs) if xs else None
 
 
-def variants(run, speed=None):
+def variants(run, model=None):
     """[(label, [fork figures])] in the run's order of variants, from its cost cells: each fork is a
-    round of the run (results.json's `rounds`; its `cells` are their medians). Each fork's CPU at
-    `speed` (ns per probe iteration; default the run's median, box_speed) is added as cpu_us_at_speed."""
+    round of the run (results.json's `rounds`; its `cells` are their medians). Each fork's CPU at the
+    box's median speed (speed.py; `model` default: the one fitted over this run) is added as
+    cpu_us_at_speed."""
+    rows = raw_variants(run)
+    model = model or speed.fit(rows)
+    return [(label, [dict(f, cpu_us_at_speed=speed.at_speed(f, model)) for f in forks]) for label, forks in rows]
+
+
+def raw_variants(run):
     out = {}
     for c in [c for cells in (run.get("rounds") or {"1": run["cells"]}).values() for c in cells]:
         if c.get("scenario") == "cost" and c.get("fork"):      # its part, flat in a loaded run
             out.setdefault(c["label"], []).append(c["fork"])
-    speed = speed or box_speed(f for forks in out.values() for f in forks)
-    return [(label, [dict(f, cpu_us_at_speed=f["cpu_kiter"] * speed if speed and f.get("cpu_kiter") else None)
-                     for f in forks]) for label, forks in out.items()]
-
-
-def box_speed(forks):
-    """The median over forks of the box's speed in their windows (speed-probe.py's ns per iteration on
-    the app's CPUs; None before 2026-11-27): the speed the card's `at median speed` CPU is taken at."""
-    speeds = [f["speed_ns"] for f in forks if f.get("speed_ns")]
-    return statistics.median(speeds) if speeds else None
+    return list(out.items())
 
 
 def row_intervals(forks):
@@ -150,20 +145,29 @@ def steal_line(run):
 
 def speed_line(run):
     """The box's speed the forks' windows saw (speed-probe.py; none recorded before 2026-11-27: no line),
-    and how many variants' CPU is within SPREAD_PCT as measured and at the run's median speed."""
-    rows = variants(run)
+    how much of the windows' CPU it explains, and how many variants' CPU is within SPREAD_PCT as
+    measured and at the run's median speed."""
+    rows, model = variants(run), speed.fit(raw_variants(run))
     forks = [f for _, fs in rows for f in fs]
-    speeds, ref = sorted(f["speed_ns"] for f in forks if f.get("speed_ns")), box_speed(forks)
-    if not speeds:
+    compute = sorted(f["speed_ns"] for f in forks if f.get("speed_ns"))
+    memory = sorted(f["memory_ns"] for f in forks if f.get("memory_ns"))
+    if not compute:
         return ""
 
     def within(key):
         ivs = [interval([f.get(key) for f in fs]) for _, fs in rows]
         return sum(1 for iv in ivs if iv and iv.n > 1 and iv.half_width_pct is not None and iv.half_width_pct <= SPREAD_PCT)
-    return (f"Box speed (bench/tools/speed-probe.py: a fixed loop timed on the app's CPUs during each window): "
-            f"{speeds[0]:.1f}–{speeds[-1]:.1f} ns an iteration by fork, median {ref:.1f} (the slowest fork's box "
-            f"{speeds[-1] / speeds[0]:.2f}× the fastest's). `at median speed` is each window's CPU × {ref:.1f} / its "
-            f"speed. CPU within ± {SPREAD_PCT:g} % of its median: {within('cpu_us')} of {len(rows)} variants as "
+    text = (f"Box speed (bench/tools/speed-probe.py on the app's CPUs during each window): a compute loop "
+            f"{compute[0]:.1f}–{compute[-1]:.1f} ns an iteration by fork"
+            + (f", a memory walk {memory[0]:.0f}–{memory[-1]:.0f} ns a step" if memory else "") + ". ")
+    if model is None:
+        return text + f"Too few windows ({speed.MIN_WINDOWS} needed) to fit the CPU to it.\n"
+    return (text + f"Over the run's {model.windows} windows, each variant's own level apart, CPU per request "
+            f"∝ compute^{model.a:.2f}" + (f" × memory^{model.b:.2f}" if model.b else "")
+            + f": the box's speed explains **{100 * model.r2:.0f} %** of the windows' CPU variance. `at median "
+            f"speed` is each window's CPU so divided, at {model.compute_ns:.1f} ns"
+            + (f" and {model.memory_ns:.0f} ns" if model.b else "")
+            + f". CPU within ± {SPREAD_PCT:g} % of its median: {within('cpu_us')} of {len(rows)} variants as "
             f"measured, {within('cpu_us_at_speed')} at median speed.\n")
 
 
@@ -184,8 +188,9 @@ def spread_lines(run):
             each = "; ".join(f"{f['cpu_us']:.1f} µs ({gc_jit(f)}), {f['alloc_kib'] or 0:.2f} KiB, "
                              f"GC {f['gc_per_1000'] or 0:.2f}/1k, JIT ≤ {f['jit_pct_max'] or 0:.1f} %"
                              + (f", steal {f['steal_pct']:.1f} %" if f.get("steal_pct") is not None else "")
-                             + (f", box {f['speed_ns']:.1f} ns/it ({f['cpu_us_at_speed']:.1f} µs at median speed)"
-                                if f.get("speed_ns") and f.get("cpu_us_at_speed") is not None else "")
+                             + (f", box {f['speed_ns']:.1f} ns/it" + (f", {f['memory_ns']:.0f} ns/step" if f.get("memory_ns") else "")
+                                + (f" ({f['cpu_us_at_speed']:.1f} µs at median speed)" if f.get("cpu_us_at_speed") else "")
+                                if f.get("speed_ns") else "")
                              + (f", code C2 {f['c2_code_kib']:,} KiB, C1 {f['c1_code_kib']:,} KiB"
                                 if f.get("c2_code_kib") is not None and f.get("c1_code_kib") is not None else "")
                              for f in forks if f.get("cpu_us") is not None)
@@ -229,18 +234,21 @@ def compare(run_a, run_b):
     B's overlap, else `cheaper` or `dearer` in B. Where the runs' CPUs differ (two machines), CPU is
     compared as each variant's ratio to a reference (the first variant both have), within each run;
     syscalls, context switches and allocation directly."""
-    fa, fb = dict(variants(run_a)), dict(variants(run_b))
+    machines = run_a["meta"].get("cpu") != run_b["meta"].get("cpu")
+    # one fit over both runs' windows, its medians over both: each run's CPU at the same box speed
+    model = None if machines else speed.fit(raw_variants(run_a) + raw_variants(run_b))
+    fa, fb = dict(variants(run_a, model)), dict(variants(run_b, model))
     common = [v for v in fa if v in fb]
     if not common:
         return None
-    machines = run_a["meta"].get("cpu") != run_b["meta"].get("cpu")
+    at_speed = (("cpu_us_at_speed", "CPU µs/req at median speed"),) if model else ()
     ref = common[0]
     out = [f"**Cost card, A against B** ({'two machines: CPU as a ratio to ' + ref + ' within each run' if machines else 'one machine'}); "
            "each figure mean ± 95 % interval over the forks; `same` where the intervals overlap.\n",
            "| variant | figure | A | B | verdict |", "|---|---|---:|---:|---|"]
     for v in common:
         cpu = ("cpu_us", "CPU µs/req")
-        for key, what in (cpu,) + PORTABLE:
+        for key, what in (cpu,) + at_speed + PORTABLE:
             a, b = interval([f.get(key) for f in fa[v]]), interval([f.get(key) for f in fb[v]])
             if key == "cpu_us" and machines:
                 ra, rb = ratio(a, interval([f.get(key) for f in fa[ref]])), ratio(b, interval([f.get(key) for f in fb[ref]]))
@@ -258,7 +266,7 @@ def compare(run_a, run_b):
                     "issue 39: within 2 % between placements and machines), B against A:",
                     *within_lines(fa, fb, common, PORTABLE)]
         else:
-            out += ["", *repeat_lines(fa, fb, common)]
+            out += ["", *repeat_lines(fa, fb, common, model)]
     return "\n".join(out) + "\n" + (judged or "")
 
 
@@ -277,15 +285,21 @@ def within_lines(fa, fb, common, figures):
     return lines
 
 
-def repeat_lines(fa, fb, common):
+def repeat_lines(fa, fb, common, model=None):
     """The same command run twice on one machine (issue 39's acceptance): how many CPU medians sit in
-    the other run's interval, how many variants' syscalls and allocation agree within 2 %, and whether
+    the other run's interval (as measured, and at the box's median speed over both runs where the
+    probe ran: speed.py), how many variants' syscalls and allocation agree within 2 %, and whether
     every pair that one run separates by CPU is ordered the same way in the other."""
-    iv = {k: {v: interval([f.get("cpu_us") for f in forks[v]]) for v in common} for k, forks in (("a", fa), ("b", fb))}
-    inside = [v for v in common if iv["a"][v] and iv["b"][v] and iv["b"][v].holds(iv["a"][v].median)
-              and iv["a"][v].holds(iv["b"][v].median)]
-    lines = [f"**Run twice:** CPU: each run's median inside the other's interval for {len(inside)} of {len(common)} variants"
-             + (f" (not: {', '.join(v for v in common if v not in inside)})" if len(inside) < len(common) else "") + "."]
+    def inside_line(key, what):
+        ivs = {k: {v: interval([f.get(key) for f in forks[v]]) for v in common} for k, forks in (("a", fa), ("b", fb))}
+        inside = [v for v in common if ivs["a"][v] and ivs["b"][v] and ivs["b"][v].holds(ivs["a"][v].median)
+                  and ivs["a"][v].holds(ivs["b"][v].median)]
+        return ivs, (f"{what}: each run's median inside the other's interval for {len(inside)} of {len(common)} variants"
+                     + (f" (not: {', '.join(v for v in common if v not in inside)})" if len(inside) < len(common) else "") + ".")
+    iv, line = inside_line("cpu_us", "**Run twice:** CPU")
+    lines = [line]
+    if model:
+        lines.append(inside_line("cpu_us_at_speed", f"CPU at the box's median speed over both runs (fit R² {100 * model.r2:.0f} %)")[1])
     lines += within_lines(fa, fb, common, (("syscalls_per_req", "syscalls/req"), ("alloc_kib", "alloc KiB/req")))
     pairs = [(x, y) for i, x in enumerate(common) for y in common[i + 1:]]
     sep = {k: {(x, y): ratio(iv[k][x], iv[k][y]) for x, y in pairs} for k in ("a", "b")}
