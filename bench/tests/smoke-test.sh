@@ -146,6 +146,16 @@ stop_background() {
 }
 trap stop_background EXIT
 
+# background_result PID_VAR OUT: wait for the job whose PID is in $PID_VAR, clear it (stop_background
+# then leaves it alone), print its output, return its exit code.
+background_result() {
+    local rc=0
+    wait "${!1}" || rc=$?
+    printf -v "$1" ''
+    cat "$2"
+    return "$rc"
+}
+
 section "bad settings exit 2 before starting anything"
 check "unknown app" bad_setting APPS=no-such-app
 check "THREADS=0" bad_setting THREADS=0
@@ -713,15 +723,9 @@ check "results.md has the fan-out section" grep -q '^## One request, many calls 
 # The cost card end to end on the smallest run that has an interval: one variant, two forks, one
 # short window each; the counters' controls are checked on recorded runs (bench/tests/test_cost.py).
 section "the cost card (SCENARIO=cost: 1 variant x 2 forks, 2 s windows, about 40 s; started with the fan-out run, beside it)"
-cost_run() {
-    local rc=0
-    wait "$COST_PID" || rc=$?
-    COST_PID=
-    cat "$COST_OUT"
-    return "$rc"
-}
-bench_run "SCENARIO=cost measures each fork with perf and the JVM's counters and writes the card" cost cost_run
-check "the card: a row with n = 2, every counter read, the load carried" python3 -c "
+bench_run "SCENARIO=cost measures each fork with perf and the JVM's counters and writes the card" cost \
+    background_result COST_PID "$COST_OUT"
+check "the card: a row with n = 2, every counter read, the load carried, the box's speed read in every window" python3 -c "
 import json, glob
 md = open('$TMP/cost/latest/results.md').read()
 row = next(line for line in md.splitlines() if line.startswith('| async-servlet@jetty:1 | 2 |'))
@@ -729,17 +733,11 @@ assert all(x.strip() != '—' for x in row.split('|')[3:7]) and row.rstrip().end
 assert len(glob.glob('$TMP/cost/latest/cells/*/cost.json')) == 2
 c = json.load(open(glob.glob('$TMP/cost/latest/cells/*/cost.json')[0]))
 assert c['windows'][0]['stats1']['jvm']['allocatedBytesHow'] == 'total', c['windows'][0]['stats1']['jvm']
-assert not any(w.get('perf_error') for w in c['windows']), c['windows']"
+assert not any(w.get('perf_error') for w in c['windows']), c['windows']
+assert all(w['speed'].get('ns_per_iteration') and w['speed'].get('ns_per_step') for w in c['windows']), c['windows']"
 
 section "HOSTS: the roles on 5 namespace hosts, each with its own sshd (bench/tests/hosts-test.sh, started first, beside the rest)"
-hosts_test() {
-    local rc=0
-    wait "$HOSTS_PID" || rc=$?
-    HOSTS_PID=
-    cat "$HOSTS_OUT"
-    return "$rc"
-}
-check "HOSTS end to end (bench/tests/hosts-test.sh: its lines below when it fails)" hosts_test
+check "HOSTS end to end (bench/tests/hosts-test.sh: its lines below when it fails)" background_result HOSTS_PID "$HOSTS_OUT"
 grep -E '^(ok|FAIL|SKIPPED) ' "$TMP/check.out" | sed 's/^/     /'
 
 if command -v shellcheck >/dev/null; then
