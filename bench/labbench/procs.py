@@ -206,6 +206,14 @@ def box_ticks():
         return cpu_line_ticks(f.readline())
 
 
+def ticks_share(box0, box1, k):
+    """Part k (0: busy, 2: steal) of the CPU time between two (busy, total, steal) readings, in %;
+    None when a reading is missing or no time passed."""
+    if not box0 or not box1 or box1[1] <= box0[1]:
+        return None
+    return 100.0 * (box1[k] - box0[k]) / (box1[1] - box0[1])
+
+
 def cpu_line_ticks(line):
     """(busy, total, steal) from /proc/stat's "cpu ..." line (here, or read on another host). Busy
     counts steal (time the hypervisor gave this VM's CPUs to someone else): a cell's box CPU is then

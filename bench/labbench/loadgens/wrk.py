@@ -141,8 +141,7 @@ class CpuWindow:
         t1, box1 = time.monotonic(), {h: place.box_ticks_of(h) for h in self.hosts}
 
         def pct(h, k):
-            total = box1[h][1] - self.box0[h][1]
-            return round(100 * (box1[h][k] - self.box0[h][k]) / total, 1) if total else 0
+            return round(procs.ticks_share(self.box0[h], box1[h], k) or 0, 1)
         out = {"cpu_window_s": round(t1 - self.t0, 2),
                "cpu_box_pct": pct(place.host("app"), 0), "cpu_steal_pct": pct(place.host("app"), 2),
                "cpu_remote_s": round(place.cpu_s(self.remote) - self.rem0, 2)}

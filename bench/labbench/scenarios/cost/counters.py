@@ -11,6 +11,8 @@ threads at the window's end, from /proc/PID/smaps_rollup (Pss) and /proc/PID/sta
 import json
 import re
 
+from ... import procs
+
 # perf stat's events, in the order it prints them. Of the syscalls, the two that wait are counted
 # apart too: how often a thread parks on a futex or an event loop polls depends on how the requests
 # happen to meet, not on the work they ask, so these are where a model's syscalls spread.
@@ -90,9 +92,7 @@ def jit_share(stats0, stats1):
 def steal_pct(box0, box1):
     """The hypervisor's steal over a window as a % of the app host's CPU time (its pinned CPUs, or the
     whole box): time this VM's CPUs ran someone else, which slows what the app's CPU time buys."""
-    if not box0 or not box1 or box1[1] <= box0[1]:
-        return None
-    return 100.0 * (box1[2] - box0[2]) / (box1[1] - box0[1])
+    return procs.ticks_share(box0, box1, 2)
 
 
 def parse_speed(lines):
