@@ -31,6 +31,7 @@ _cpus = {}      # role -> CPU list text, as parsed from CPUSETS; empty: no pinni
 _hosts = {}     # role -> [Host], as parsed from HOSTS; empty: every role on this machine
 _started = {}   # a remote role's process (its ssh) -> (its Host, its log): where to read its pid
 _lost = set()   # hosts whose ssh ended 255 mid-run (lost())
+_made = set()   # (Host, its run directory) whose private tmp private_tmp() has made
 
 
 @dataclass(frozen=True)
@@ -114,6 +115,7 @@ def configure(cpusets, hosts=None):
     _hosts.clear()
     _hosts.update(hosts or {})
     _lost.clear()
+    _made.clear()
 
 
 def command(role, cmd, i=0, env=None):
@@ -382,9 +384,9 @@ def private_tmp(role, run_dir):
     h = host(role)
     if h.remote:
         d = run_dir_on(h)
-        if d and remote_run(h, f"mkdir -m 700 -p {shlex.quote(d + '/tmp')}")[0] == 0:
-            return f"{d}/tmp"
-        return None
+        if d and (h, d) not in _made and remote_run(h, f"mkdir -m 700 -p {shlex.quote(d + '/tmp')}")[0] == 0:
+            _made.add((h, d))            # once a run per host: not an ssh round trip at every app start
+        return f"{d}/tmp" if (h, d) in _made else None
     d = Path(run_dir).resolve() / TMP
     d.mkdir(mode=0o700, exist_ok=True)
     return str(d)

@@ -141,6 +141,22 @@ class Leftovers(unittest.TestCase):
         leftovers.end_earlier(self.results)
         self.assertFalse(tmp.exists(), "a killed run's apps' temp directory was left")
 
+    def test_on_a_host_the_private_tmp_is_made_once_a_run(self):
+        h = place.Host("app1", "10.0.0.2", ssh=("ssh", "app1"))
+        calls, real = [], (place.run_dir_on, place.remote_run)
+        place.run_dir_on = lambda host: "/tmp/lab-run.XYZ"
+        place.remote_run = lambda host, command: calls.append(command) or (0, "")
+        try:
+            place.configure({}, {"app": [h]})
+            self.assertEqual(["/tmp/lab-run.XYZ/tmp"] * 3, [place.private_tmp("app", "unused") for _ in range(3)])
+            self.assertEqual(["mkdir -m 700 -p /tmp/lab-run.XYZ/tmp"], calls)
+            place.configure({}, {"app": [h]})                       # the next run makes its own
+            place.private_tmp("app", "unused")
+            self.assertEqual(2, len(calls))
+        finally:
+            place.run_dir_on, place.remote_run = real
+            place.configure({}, None)
+
     def test_a_run_records_its_children_and_forgets_them_once_stopped(self):
         run = self.results / "run"
         run.mkdir()
