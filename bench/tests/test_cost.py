@@ -311,6 +311,25 @@ class BoxSpeedTest(unittest.TestCase):
         self.assertEqual("", card.speed_line(run))
 
 
+class NotWholeTest(unittest.TestCase):
+    """A fork whose app did not answer /stats in a window, or was busy at rest, is named under the card
+    (a WebFlux fork on one Netty loop spun at 97 % of a CPU and 338,469 syscalls a second, 2026-11-27)."""
+
+    def test_a_window_without_stats_and_a_busy_rest_are_named(self):
+        c = cost_json(rest_ns_per_s=128e6)
+        c["windows"][0]["stats0"], c["windows"][0]["stats1"] = {}, {}
+        f = card.fork_figures(c)
+        self.assertEqual((3, False), (f["windows"], f["carried"]))
+        run = {"meta": {}, "cells": [{"scenario": "cost", "label": "webflux@netty:1", "round": 1, "fork": f}]}
+        self.assertEqual("Forks not measured whole (in the card, with less to say): webflux@netty:1's fork 1: 1 of 3 "
+                         "windows without /stats (the app did not answer it; it ran 33 % of a CPU with 12,000 syscalls/s); "
+                         "at rest 128 ms of CPU a second, subtracted from every window.\n", card.unwhole_line(run))
+
+    def test_a_whole_fork_says_nothing(self):
+        run = {"meta": {}, "cells": [{"scenario": "cost", "label": "x", "round": 1, "fork": card.fork_figures(cost_json())}]}
+        self.assertEqual("", card.unwhole_line(run))
+
+
 class SyscallSpreadTest(unittest.TestCase):
     def test_forks_whose_syscalls_spread_show_their_waits(self):
         forks = [{"syscalls_per_req": s, "futex_per_req": fx, "epoll_per_req": 1.0, "cpu_us": 100.0}

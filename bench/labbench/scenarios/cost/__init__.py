@@ -167,7 +167,7 @@ class Cost(Scenario):
 
     def verdict(self, run):
         return ("## Verdict: what a request costs each model, mean ± 95 % interval over its fresh JVMs\n\n"
-                + card.card_table(run) + "\n" + card.still_warming_line(run) + card.steal_line(run) + card.speed_line(run)
+                + card.card_table(run) + "\n" + card.still_warming_line(run) + card.unwhole_line(run) + card.steal_line(run) + card.speed_line(run)
                 + "\n".join(card.ranking(run)) + "\n")
 
     def compare(self, run_a, run_b):

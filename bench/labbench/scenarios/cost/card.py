@@ -39,6 +39,9 @@ def fork_figures(cost):
                threads_per_1000=None if last.get("threads") is None else last["threads"] * per_1000,
                jit_pct_max=max((w["jit_pct"] for w in windows if w.get("jit_pct") is not None), default=None),
                errors=sum(w.get("errors") or 0 for w in windows), windows=len(windows),
+               # windows whose /stats reads failed have no per-request figures: what the app was doing then
+               unread=[[100 * w["task_ns"] / w["perf_s"] / 1e9, (w.get("syscalls") or 0) / w["perf_s"]]
+                       for w in windows if not w.get("requests") and w.get("task_ns") is not None],
                still_warming=len(cost.get("still_warming") or ()),
                rest_us_per_s=None if rest is None else rest / 1e3,
                carried=all(w.get("rps") and w["rps"] >= 0.98 * cost["rate"] for w in windows),
@@ -120,6 +123,27 @@ def ranking(run, key="cpu_us", what="CPU"):
         else:
             lines.append(f"- {dear}: not separable from {cheap} ({r.value:.2f}×, 95 % CI {r.low:.2f}–{r.high:.2f})")
     return ([f"- cheapest: **{rows[0][0]}**, {rows[0][1].text()} µs"] if rows else []) + lines
+
+
+REST_BUSY_US = 50_000    # the JVM at rest above 5 % of a CPU (here 0.7-16 ms a second): something still ran
+
+
+def unwhole_line(run):
+    """The forks not measured whole: windows whose /stats reads failed (no figure per request: the
+    fork's are of its other windows, and `carried` reads no), with what the app did meanwhile; and a
+    JVM busy at rest, whose CPU every window had subtracted."""
+    out = []
+    for label, forks in variants(run):
+        for k, f in enumerate(forks, 1):
+            why = []
+            if f.get("unread"):
+                why.append(f"{len(f['unread'])} of {f['windows']} windows without /stats (the app did not answer it; it ran "
+                           + ", ".join(f"{pct:.0f} % of a CPU with {sps:,.0f} syscalls/s" for pct, sps in f["unread"]) + ")")
+            if (f.get("rest_us_per_s") or 0) > REST_BUSY_US:
+                why.append(f"at rest {f['rest_us_per_s'] / 1e3:.0f} ms of CPU a second, subtracted from every window")
+            if why:
+                out.append(f"{label}'s fork {k}: " + "; ".join(why))
+    return ("Forks not measured whole (in the card, with less to say): " + "; ".join(out) + ".\n") if out else ""
 
 
 def still_warming_line(run):
