@@ -1,29 +1,30 @@
 """The box's speed where the app runs, over one cost window (issue 39): two fixed loops timed in this
 thread's own CPU time, a burst of each every INTERVAL_S for SECONDS, started pinned where the app is
 (taskset with CPUSETS, host-run.sh's --cpus with HOSTS): one that computes in the core's own caches,
-one that walks memory a page apart (every step a cache and TLB miss: what a neighbour's use of the
-shared cache and memory slows). Prints one JSON line: each loop's CPU ns per step over the bursts,
-their count, and each burst's, so a reader can see the spread.
+one that walks a 64 MiB buffer 4 MiB + 15 bytes at a time (16 pages in turn, every step a cache line of
+its own: here ~110 ns a step against ~45 for a compute iteration, so mostly the shared cache, which
+a neighbour also uses). Prints one JSON line: each loop's CPU ns per step over the bursts, their
+count, and each burst's, so a reader can see the spread.
 
 Why: this VM's CPUs run the same code at different speeds from one spell to the next. The compute
-loop, alone on an idle CPU 1 with steal at 0, took 47.4 to 65.8 ns an iteration in twelve 15 s spells;
-the memory walk's 2.5 s means moved by 48 % in 150 s, hardly with the compute loop's (correlation 0.24;
-2026-11-27): a fork measured in a slow spell reads dearer for the box, not for its model. Timed beside
-each window, they say how fast the box was while the window was counted.
+loop, alone on an idle CPU 1 with steal at 0, took 47.4 to 65.8 ns an iteration in twelve 15 s
+spells; a random walk through 16 MiB of pointers moved by 48 % in 150 s (2.5 s means), hardly with
+the compute loop (correlation 0.24; 2026-11-27). A fork measured in a slow spell reads dearer for the
+box, not for its model; timed beside each window, the loops say how fast the box was meanwhile.
 
-It takes ~1.5 % of one CPU (~1.5 ms every 100 ms) and 64 MiB. It asks for the highest priority it may have, so that
-the app's threads waking do not cut a burst in two: a cut burst would read the app's own load as the
-box's slowness. The JSON says which priority it got. Python's standard library only: it runs on any host
-the lab can reach."""
+It takes ~1.2 % of one CPU (~1.2 ms every 100 ms) and 64 MiB. It asks for the highest priority it may
+have, so that the app's threads waking do not cut a burst in two: a cut burst would read the app's
+own load as the box's slowness. The JSON says which priority it got. Python's standard library only:
+it runs on any host the lab can reach."""
 import json
 import os
 import sys
 import time
 
 ITERATIONS = 20_000       # ~1 ms of CPU on this box's Xeon
-STEPS = 2_000             # ~0.4 ms: 2,000 cache lines, a small part of the core's 2 MiB L2 taken from the app
+STEPS = 2_000             # ~0.2 ms: 2,000 cache lines, a small part of the core's 2 MiB L2 taken from the app
 SIZE = 64 << 20           # the walk's buffer, well past a core's caches
-STRIDE = 4_194_319        # odd and past a page: every step on a page and a line of its own, no prefetcher follows
+STRIDE = 4_194_319        # 4 MiB + 15: 16 pages in turn, each step 240 bytes on from its page's last
 INTERVAL_S = 0.1
 
 
