@@ -278,7 +278,8 @@ class BoxSpeedTest(unittest.TestCase):
 
     def test_cpu_that_does_not_follow_the_box_is_left_as_it_is(self):
         # the same CPU in every window whatever the box did: nothing to divide out
-        run = self.run_of({"x": [self.fork([1.0] * 3, c, [150, 150, 150]) for c in ([50, 60, 40], [45, 55, 50], [52, 48, 58])]})
+        run = self.run_of({v: [self.fork([1.0] * 3, c, [150, 150, 150]) for c in ([50, 60, 40], [45, 55, 50], [52, 48, 58])]
+                           for v in ("x", "y")})
         model = speed.fit(card.raw_variants(run))
         self.assertEqual((0.0, 0.0), (round(model.a, 9), round(model.r2, 9)))
         self.assertEqual({200.0}, {round(f["cpu_us_at_speed"], 6) for _, fs in card.variants(run) for f in fs})
@@ -299,12 +300,13 @@ class BoxSpeedTest(unittest.TestCase):
                                r"other's interval for 2 of 2 variants\.")
 
     def test_without_the_walk_compute_alone_and_without_readings_nothing(self):
-        run = self.run_of({"x": [self.fork([1.0 * c / 50 for c in cs], cs) for cs in ([50, 60, 40], [45, 55, 50], [52, 48, 58])]})
+        run = self.run_of({v: [self.fork([1.0 * c / 50 for c in cs], cs) for cs in ([50, 60, 40], [45, 55, 50], [52, 48, 58])]
+                           for v in ("x", "y")})
         model = speed.fit(card.raw_variants(run))
         self.assertEqual((1.0, 0.0, None), (round(model.a, 6), model.b, model.memory_ns))
         self.assertNotIn("memory", card.speed_line(run))
-        few = self.run_of({"x": [self.fork([1.0] * 3, [50, 60, 40])]})
-        self.assertIn("Too few windows (6 needed)", card.speed_line(few))
+        few = self.run_of({"x": [self.fork([1.0] * 3, c) for c in ([50, 60, 40], [45, 55, 50], [52, 48, 58])]})
+        self.assertIn("Too few windows (18 needed)", card.speed_line(few))            # 9: two numbers would fit noise
         self.assertIsNone(card.variants(few)[0][1][0]["cpu_us_at_speed"])
         run = {"meta": {}, "cells": [{"scenario": "cost", "label": "x", "round": 1, "fork": card.fork_figures(cost_json())}]}
         self.assertNotIn("median speed", card.card_table(run))

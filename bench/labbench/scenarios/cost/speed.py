@@ -10,13 +10,16 @@ next. The card fits, over every kept window of the run, how the app's CPU per re
 (least squares, each variant's own level taken out first, so only the run's windows' differences are
 fitted). R² says how much of the windows' spread the box's speed explains; CPU "at median speed" is
 each window's CPU × (median / compute)^a × (median / memory)^b, then the fork's mean, as the card's
-other figures. Two free numbers over a run's ~72 windows: a fit to noise alone would explain ~3 %.
+other figures. Two free numbers over a run's ~72 windows: a fit to noise alone would explain ~3 %;
+below MIN_WINDOWS there is no fit.
 """
 import math
 import statistics
 from dataclasses import dataclass
 
-MIN_WINDOWS = 6     # fewer windows than this over the run: no fit, no figure at median speed
+# Fewer windows than this over the run: no fit, no figure at median speed. Two numbers fitted to n
+# windows explain ~2/n of pure noise; a 2-fork HOSTS run's 6 windows fitted compute^5.25 (2026-11-27).
+MIN_WINDOWS = 18
 
 
 @dataclass
