@@ -125,7 +125,7 @@ def ranking(run, key="cpu_us", what="CPU"):
     return ([f"- cheapest: **{rows[0][0]}**, {rows[0][1].text()} µs"] if rows else []) + lines
 
 
-REST_BUSY_US = 50_000    # the JVM at rest above 5 % of a CPU (here 0.7-16 ms a second): something still ran
+REST_BUSY_US = 50_000    # the JVM at rest above 5 % of a CPU (0.7-31 ms a second in the committed runs otherwise): something still ran
 
 
 def unwhole_line(run):
