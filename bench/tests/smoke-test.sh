@@ -749,6 +749,7 @@ assert all(w['speed'].get('ns_per_iteration') and w['speed'].get('ns_per_step') 
 section "HOSTS: the roles on 5 namespace hosts, each with its own sshd (bench/tests/hosts-test.sh, started first, beside the rest)"
 check "HOSTS end to end (bench/tests/hosts-test.sh: its lines below when it fails)" background_result HOSTS_PID "$HOSTS_OUT"
 grep -E '^(ok|FAIL|SKIPPED) ' "$TMP/check.out" | sed 's/^/     /'
+grep -E -A12 '^FAIL ' "$TMP/check.out" | sed 's/^/     | /' || true     # a failed check's own lines, which the tail above may cut
 
 if command -v shellcheck >/dev/null; then
     check "shellcheck bench.sh bench/tools/*.sh bench/tests/*.sh bench/tests/fixtures/*.sh bench/tests/fixtures/*/*.sh" \
