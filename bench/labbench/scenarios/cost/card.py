@@ -171,7 +171,8 @@ def speed_line(run):
     """The box's speed the forks' windows saw (speed-probe.py; none recorded before 2026-11-27: no line),
     how much of the windows' CPU it explains, and how many variants' CPU is within SPREAD_PCT as
     measured and at the run's median speed."""
-    rows, model = variants(run), speed.fit(raw_variants(run))
+    model = speed.fit(raw_variants(run))
+    rows = variants(run, model)
     forks = [f for _, fs in rows for f in fs]
     compute = sorted(f["speed_ns"] for f in forks if f.get("speed_ns"))
     memory = sorted(f["memory_ns"] for f in forks if f.get("memory_ns"))

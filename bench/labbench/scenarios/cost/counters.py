@@ -97,7 +97,8 @@ def steal_pct(box0, box1):
 
 def parse_speed(lines):
     """bench/tools/speed-probe.py's JSON line (the last line that is one; on a host, after host-run's
-    own): {"ns_per_iteration", "bursts", "nice", "burst_ns"}, or {"error": why} where it printed none."""
+    own): {"ns_per_iteration", "ns_per_step", "bursts", "nice", "burst_ns", "walk_ns", ...}, or {"error": why}
+    where it printed none."""
     for line in reversed(lines or []):
         if line.startswith("{"):
             try:

@@ -1,8 +1,8 @@
 """The box's speed in each measured window, and how much of the windows' CPU it explains (issue 39).
 
 bench/tools/speed-probe.py runs on the app's CPUs during every window and times two fixed loops in its
-own CPU time: one that computes in the core's caches (ns an iteration), one that walks memory a page
-apart (ns a step). Neither depends on the model; both move on this shared box from one spell to the
+own CPU time: one that computes in the core's caches (ns an iteration), one that walks a 64 MiB
+buffer 4 MiB + 15 bytes at a time (ns a step; mostly the cache the core shares). Neither depends on the model; both move on this shared box from one spell to the
 next. The card fits, over every kept window of the run, how the app's CPU per request moves with them:
 
     log(CPU / its variant's mean) = a · log(compute / median) + b · log(memory / median)
