@@ -224,6 +224,45 @@ class StillWarmingTest(unittest.TestCase):
         self.assertIn("1 window(s) in 1 of 1 forks read the compiler above 5 %", card.still_warming_line(run))
 
 
+class WarmUpFloorTest(unittest.TestCase):
+    """The warm-up on the measured load runs past the servers' first idle timeouts (30 s: their closes
+    make the hot path's compiled code invalid), however early the compiler went quiet."""
+
+    def warm(self, jit_pcts):
+        from unittest import mock
+        from labbench.scenarios.cost import live
+        clock, reads = [0.0], iter(range(100))
+
+        def get_json(url):
+            k = next(reads)     # 3,000 requests a window at 1 ms of CPU each, the compiler's share as given
+            return stats(3000 * k, 3000 * k, sum(30 * p for p in jit_pcts[:k]), 0, 0, 0)
+        with mock.patch.object(live.web, "get_json", get_json), \
+                mock.patch.object(live.time, "sleep", lambda s: clock.__setitem__(0, clock[0] + s)), \
+                mock.patch.object(live.time, "monotonic", lambda: clock[0]), \
+                mock.patch("builtins.print"):
+            return live.warm_on_load("stats")
+
+    def test_a_quiet_compiler_from_the_start_still_waits_for_the_floor(self):
+        from labbench import warmup
+        from labbench.scenarios.cost import live
+        record = self.warm([0.5] * 20)
+        self.assertEqual(("settled", 42.0), (record["outcome"], record["seconds"]))
+        self.assertEqual(42, live.FLOOR_S)
+        # the control: the same windows under the other scenarios' floor settle after 9 s
+        windows = [warmup.Window(3.0, 3000, 3000, 15) for _ in range(20)]
+        self.assertEqual("settled", warmup.verdict(windows[:3])[0])
+
+    def test_the_first_idle_timeouts_recompiles_past_the_floor_are_waited_for(self):
+        # the shape of a Reactor Netty fork (2026-11-27): quiet at 27-33 s, its idle closes' recompiles at 36-45 s
+        from labbench import warmup
+        shares = [48, 50, 49, 47, 49, 32, 32, 42, 17, 1, 0.6, 0.4, 28, 13, 20, 0.2, 0.2, 2.4, 1.7, 1]
+        record = self.warm(shares)
+        self.assertEqual(("settled", 54.0), (record["outcome"], record["seconds"]))
+        # the control: under the other scenarios' floor it settled at 36 s, in the lull before them
+        windows = [warmup.Window(3.0, 3000, 3000, 30 * p) for p in shares]
+        self.assertEqual(["warming"] * 11 + ["settled"], [warmup.verdict(windows[:i])[0] for i in range(1, 13)])
+
+
 class BoxSpeedTest(unittest.TestCase):
     """The box's speed on the app's CPUs in each window (bench/tools/speed-probe.py): read from the
     probe's line, divided out window by window, and the card's CPU at the run's median speed."""

@@ -13,6 +13,17 @@ from . import counters
 
 # After vegeta starts: the backend's delay fills the in-flight requests first, then a margin.
 LEAD_S = 1.0
+# Not settled before the servers' first idle timeouts are over. Jetty and Reactor Netty close a connection
+# idle for 30 s (idleTimeout=30000ms in each lab line), and at a constant rate vegeta leaves some of its
+# connections idle: the first closes come 30-40 s into the load, run code the warm-up had not, and make
+# the hot path's compiled code invalid (-XX:+PrintCompilation, 2026-11-27: Jetty's IdleTimeout fired at
+# 33.9 s, then uncommon traps in its selector and connection code at 35.1 s; Reactor Netty's idle handler
+# closed channels at 41.6 s after uncommon traps in its event loop at 39.3 s; ~5 s of recompiles each).
+# A warm-up that settled before them left them to the measured windows: in the default run of
+# 2026-11-27 every one of the 8 forks that settled under 40 s had windows above 5 % compiler (16), 2
+# of the 16 that settled later had one each.
+IDLE_TIMEOUT_S = 30
+FLOOR_S = IDLE_TIMEOUT_S + 4 * warmup.WINDOW_S
 REST_S = warmup.REST_S
 SPEED_PROBE = paths.ROOT / "bench" / "tools" / "speed-probe.py"
 
@@ -59,14 +70,14 @@ def warm_on_load(stats_url):
     (warmup.verdict): the warm-up's record, as the other scenarios' cells keep it."""
     reads, windows = [{"t": time.monotonic(), "stats": web.get_json(stats_url)}], []
     print(f"  warming up on the measured load in {warmup.WINDOW_S} s windows until the JIT settles "
-          f"({warmup.FLOOR_S}-{warmup.CAP_S} s) …", flush=True)
+          f"({FLOOR_S}-{warmup.CAP_S} s: past the servers' first idle timeouts) …", flush=True)
     while True:
         time.sleep(warmup.WINDOW_S)
         reads.append({"t": time.monotonic(), "stats": web.get_json(stats_url)})
         if not (reads[-2]["stats"] and reads[-1]["stats"] and "jvm" in reads[-1]["stats"]):
             return {"mode": "auto", "outcome": "unknown", "text": "no /stats jvm object to judge the JIT by"}
         windows.append(warmup.window(reads[-2], reads[-1]))
-        outcome, text = warmup.verdict(windows)
+        outcome, text = warmup.verdict(windows, floor_s=FLOOR_S)
         if outcome != "warming":
             print(f"  warm-up: {text} ({sum(w.requests for w in windows):,} requests on the measured load)", flush=True)
             return {"mode": "auto", "outcome": outcome, "text": text, "how": "the measured load itself (vegeta at RATE)",
