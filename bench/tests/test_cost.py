@@ -83,6 +83,19 @@ class CountersTest(unittest.TestCase):
                           values["context-switches"], values["raw_syscalls:sys_enter"]))
         self.assertIn("--per-thread", counters.perf_command(11, 5))
 
+    def test_at_rest_the_collector_and_the_compiler_are_kept_apart_too(self):
+        from unittest import mock
+        from labbench.scenarios.cost import live
+        text = ("qtp1-12,3.00,msec,task-clock,3000000,100.00,0.001,CPUs utilized\n"
+                "C2 CompilerThre-22,90.00,msec,task-clock,90000000,100.00,0.03,CPUs utilized\n"
+                "qtp1-12,40,,context-switches,3000000,100.00,1.1,K/sec\n"
+                "qtp1-12,120,,raw_syscalls:sys_enter,3000000,100.00,6.2,K/sec\n")
+        with mock.patch.object(live.place, "beside", lambda p, words, timeout=60: (0, text)), \
+                mock.patch.object(live.place, "pid", lambda p: 11):
+            rest = live.at_rest(None)
+        self.assertEqual((93e6, 31e6, 90e6, 0.0, 120.0),
+                         (rest["task_ns"], rest["ns_per_s"], rest["jit_ns"], rest["gc_ns"], rest["syscalls"]))
+
     def test_a_window_per_request_each_count_over_its_own_window(self):
         w = cost_json()["windows"][0]
         f = counters.window_figures(w["perf"], w["stats0"], w["stats1"], 5, 5.05, 10e6)

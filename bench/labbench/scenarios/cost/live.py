@@ -141,7 +141,10 @@ def at_rest(p, seconds=REST_S):
     rc, out = place.beside(p, counters.perf_command(place.pid(p), seconds), timeout=seconds + 30)
     perf, error = counters.parse_perf(out)
     ns = perf.get("task-clock")
+    # the collector's and the compiler's part kept apart: forks read 0.8-31 ms/s at rest (2026-11-27),
+    # and a load's end runs code its windows did not (closes), which the JIT may compile right then
     return {"seconds": seconds, "task_ns": ns, "ns_per_s": None if ns is None else round(ns / seconds),
+            "gc_ns": perf.get("task-clock:gc"), "jit_ns": perf.get("task-clock:jit"),
             "syscalls": perf.get("raw_syscalls:sys_enter"), "context_switches": perf.get("context-switches"),
             **({"perf_error": f"perf stat: {error or f'exit {rc}'}"} if error or rc else {})}
 
