@@ -121,6 +121,14 @@ class CardTest(unittest.TestCase):
         self.assertAlmostEqual(210.0, f["cpu_us_with_rest"])
         self.assertEqual((512.0, 40.0, True, 2.0), (f["pss_mb_per_1000"], f["threads_per_1000"], f["carried"], f["jit_pct_max"]))
 
+    def test_carried_is_judged_over_the_forks_windows_together(self):
+        c = cost_json()
+        c["windows"][2]["stats_s"] = 5000 / 971.9          # one window's answers partly in the next one's
+        self.assertTrue(card.fork_figures(c)["carried"])
+        for w in c["windows"]:
+            w["stats_s"] = 5000 / 975.0                     # every window short: it fell behind
+        self.assertFalse(card.fork_figures(c)["carried"])
+
     def test_steal_is_the_share_of_the_app_hosts_cpu_time_the_hypervisor_took(self):
         cost = cost_json()
         for k, w in enumerate(cost["windows"]):          # (busy, total, steal) jiffies: 1 000 a window, 10 k % stolen

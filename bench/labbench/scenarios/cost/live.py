@@ -11,17 +11,20 @@ from ... import paths, place, procs, warmup, web
 from ...loadgens import vegeta
 from . import counters
 
-# After vegeta starts: the backend's delay fills the in-flight requests first, then a margin.
+# After vegeta starts, before a fixed warm-up or the windows: the backend's delay fills the in-flight
+# requests first, then a margin.
 LEAD_S = 1.0
-# Not settled before the servers' first idle timeouts are over. Jetty and Reactor Netty close a connection
+# WARMUP=auto's warm-up starts with the load, and does not settle before 42 s of it: not before the
+# servers' first idle timeouts are over. Jetty and Reactor Netty close a connection
 # idle for 30 s (idleTimeout=30000ms in each lab line), and at a constant rate vegeta leaves some of its
 # connections idle: the first closes come 30-40 s into the load, run code the warm-up had not, and make
-# the hot path's compiled code invalid (-XX:+PrintCompilation, 2026-11-27: Jetty's IdleTimeout fired at
+# the hot path's compiled code invalid (-XX:+PrintCompilation, 2026-11-27, in seconds of the JVM's life,
+# the load starting at ~2.5 s: Jetty's IdleTimeout fired at
 # 33.9 s, then uncommon traps in its selector and connection code at 35.1 s; Reactor Netty's idle handler
 # closed channels at 41.6 s after uncommon traps in its event loop at 39.3 s; ~5 s of recompiles each).
 # A warm-up that settled before them left them to the measured windows: in the default run of
 # 2026-11-27 every one of the 8 forks that settled under 40 s had windows above 5 % compiler (16), 2
-# of the 16 that settled later had one each.
+# of the 16 that settled later had one each; with this floor, 7 windows in 7 of 24 forks.
 IDLE_TIMEOUT_S = 30
 FLOOR_S = IDLE_TIMEOUT_S + 4 * warmup.WINDOW_S
 REST_S = warmup.REST_S
@@ -35,8 +38,11 @@ def measure(lab, cell, d, url, app):
     load, cmd = start_load(lab, d, url)
     reason = None
     try:
-        time.sleep(s.sleep_ms / 1000 + LEAD_S)
-        record["warmup"] = warm_on_load(stats_url) if s.warmup == "auto" else fixed_warm_up(s.warmup_s)
+        if s.warmup == "auto":    # from the load's start: its floor counts from there
+            record["warmup"] = warm_on_load(stats_url)
+        else:
+            time.sleep(s.sleep_ms / 1000 + LEAD_S)
+            record["warmup"] = fixed_warm_up(s.warmup_s)
         record["windows"], record["still_warming"] = warm_windows(app.proc, stats_url, s.cost_windows, s.cost_window_s, d)
     finally:
         procs.stop(load, grace_s=5.0)
