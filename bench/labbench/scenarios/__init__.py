@@ -22,6 +22,7 @@ class Scenario:
     fields = ()                 # its own keys of its cells: under its name in results.json ("degrade": {...}),
                                 # absent from other scenarios' cells; results.csv has a column for each
     has_ceiling = True          # a calibration cell of the same wrk load gives its cells a % of ceiling
+    calibrates_each_round = True    # with REPEAT each round is calibrated again (the ceiling drifts too)
     side_load_resets_app = False    # an app that served this scenario is never reused
     warms_on_its_load = False   # it warms a fresh app on its measured load itself (the cost scenario): no wrk warm-up
     own_csv = False             # a planner whose results.csv columns appear in its own runs only

@@ -81,6 +81,7 @@ class Cost(Scenario):
                                                       "gc_ms_per_1000", "pss_mb_per_1000", "threads_per_1000", "rps",
                                                       "jit_pct_max", "errors", "carried")]
     has_ceiling = False
+    calibrates_each_round = False     # its rounds are forks: 17 s a fork round for a ceiling the card does not use
     warms_on_its_load = True          # warmed on the measured load itself (live.warm_on_load), not wrk's fast calls
 
     def parse(self, v):
