@@ -277,7 +277,7 @@ def run(lab, cells):
     # 2. the cells, each with a progress line; every cell's record is in its directory, and the
     #    reports are written at the end (also after Ctrl-C), so a stop keeps what finished.
     #    With REPEAT, each round starts with its own calibration: the ceiling drifts too (not the cost
-    #    scenario's forks: its card has no ceiling; one calibration shows what the load generator can do).
+    #    scenario's fork rounds: its card has no ceiling).
     total = len(cells)
     to_measure = [c for c in cells if not c.skip_reason(m.java_major)]
     put(run_dir / "meta.txt", cells_planned=total)
@@ -290,8 +290,7 @@ def run(lab, cells):
         if cell.round > 1 and cell.index == next(c.index for c in cells if c.round == cell.round):
             app.stop()
             print(f"== round {cell.round} of {max(c.round for c in cells)}")
-            if all(c.scene.calibrates_each_round for c in cells):
-                calibrations += calibrate(lab, summarize, cell.round)
+            calibrations += calibrate(lab, summarize, cell.round) if cell.scene.calibrates_each_round else 0
         status = run_cell(lab, app, cell)
         if status.startswith("SKIPPED"):
             skipped += 1

@@ -24,7 +24,7 @@ LEAD_S = 1.0
 # closed channels at 41.6 s after uncommon traps in its event loop at 39.3 s; ~5 s of recompiles each).
 # A warm-up that settled before them left them to the measured windows: in the default run of
 # 2026-11-27 every one of the 8 forks that settled under 40 s had windows above 5 % compiler (16), 2
-# of the 16 that settled later had one each; with this floor, 7 windows in 7 of 24 forks.
+# of the 15 that settled later had one each; with this floor, 7 windows in 7 of 24 forks.
 IDLE_TIMEOUT_S = 30
 FLOOR_S = IDLE_TIMEOUT_S + 4 * warmup.WINDOW_S
 REST_S = warmup.REST_S
