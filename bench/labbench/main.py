@@ -275,9 +275,8 @@ def run(lab, cells):
     calibrations = calibrate(lab, summarize)
 
     # 2. the cells, each with a progress line; every cell's record is in its directory, and the
-    #    reports are written at the end (also after Ctrl-C), so a stop keeps what finished.
-    #    With REPEAT, each round starts with its own calibration: the ceiling drifts too (not the cost
-    #    scenario's fork rounds: its card has no ceiling).
+    #    reports are written at the end (also after Ctrl-C), so a stop keeps what finished. With
+    #    REPEAT each round starts with its own calibration, the ceiling drifts too (cost's has none).
     total = len(cells)
     to_measure = [c for c in cells if not c.skip_reason(m.java_major)]
     put(run_dir / "meta.txt", cells_planned=total)
