@@ -121,6 +121,17 @@ class CardTest(unittest.TestCase):
         self.assertAlmostEqual(210.0, f["cpu_us_with_rest"])
         self.assertEqual((512.0, 40.0, True, 2.0), (f["pss_mb_per_1000"], f["threads_per_1000"], f["carried"], f["jit_pct_max"]))
 
+    def test_at_rest_the_compilers_cpu_is_not_subtracted(self):
+        c = cost_json(rest_ns_per_s=10e6)
+        base = card.fork_figures(c)["cpu_us"]
+        # a fork whose JIT recompiled at the load's end: 109.2 ms/s at rest, 103.5 of them the compiler's
+        c["rest"] = {"seconds": 3, "task_ns": 3 * 109.2e6, "jit_ns": 3 * 103.5e6, "ns_per_s": 109.2e6}
+        f = card.fork_figures(c)
+        self.assertAlmostEqual(5.7e3, f["rest_us_per_s"])
+        self.assertAlmostEqual(base + (10e6 - 5.7e6) / 1000 / 1e3, f["cpu_us"], places=6)
+        del c["rest"]["jit_ns"]         # a run from before 2026-11-27: all of it, as it was subtracted then
+        self.assertAlmostEqual(109.2e3, card.fork_figures(c)["rest_us_per_s"])
+
     def test_carried_is_judged_over_the_forks_windows_together(self):
         c = cost_json()
         c["windows"][2]["stats_s"] = 5000 / 971.9          # one window's answers partly in the next one's

@@ -24,7 +24,7 @@ def fork_figures(cost):
     the mean over its windows; its memory and threads per 1,000 in flight at the last window's end."""
     if not cost or not cost.get("windows"):
         return None
-    rest = (cost.get("rest") or {}).get("ns_per_s")
+    rest = counters.rest_ns_per_s(cost.get("rest"))
     windows = [counters.window_figures(w["perf"], w["stats0"], w["stats1"], w["perf_s"], w["stats_s"], rest)
                for w in cost["windows"]]
     if not windows:
@@ -127,7 +127,7 @@ def ranking(run, key="cpu_us", what="CPU"):
     return ([f"- cheapest: **{rows[0][0]}**, {rows[0][1].text()} µs"] if rows else []) + lines
 
 
-REST_BUSY_US = 50_000    # the JVM at rest above 5 % of a CPU (0.7-31 ms a second in the committed runs otherwise): something still ran
+REST_BUSY_US = 50_000    # the JVM at rest above 5 % of a CPU, its compiler apart (0.7-31 ms a second in the committed runs otherwise): something still ran
 
 
 def unwhole_line(run):

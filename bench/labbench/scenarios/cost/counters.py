@@ -111,6 +111,18 @@ def parse_speed(lines):
     return {"error": next((line for line in reversed(lines or []) if line.strip()), "no output")[:200]}
 
 
+def rest_ns_per_s(rest):
+    """What each window subtracts: the JVM's CPU at rest, ns a second, without its compiler threads'
+    (kept apart since 2026-11-27; a run before then subtracts it all). A load's end runs code its
+    windows did not (closes), and the JIT compiles that right then: one fork read 109.2 ms a second at
+    rest, 103.5 of them the compiler's, and had them subtracted from every window, ~100 µs a request."""
+    if not rest or rest.get("ns_per_s") is None:
+        return None
+    if rest.get("jit_ns") is None or rest.get("task_ns") is None or not rest.get("seconds"):
+        return rest["ns_per_s"]
+    return (rest["task_ns"] - rest["jit_ns"]) / rest["seconds"]
+
+
 def window_figures(perf, stats0, stats1, perf_s, stats_s, rest_ns_per_s):
     """One window's figures, per request: CPU µs (the app's task-clock less what the JVM at rest
     spends in as long), syscalls, context switches, heap bytes; GC count and ms per 1,000 requests;
