@@ -95,6 +95,7 @@ class CountersTest(unittest.TestCase):
             rest = live.at_rest(None)
         self.assertEqual((93e6, 31e6, 90e6, 0.0, 120.0),
                          (rest["task_ns"], rest["ns_per_s"], rest["jit_ns"], rest["gc_ns"], rest["syscalls"]))
+        self.assertEqual([["C2 CompilerThre", 90_000_000], ["qtp1", 3_000_000]], rest["busiest"])
 
     def test_a_window_per_request_each_count_over_its_own_window(self):
         w = cost_json()["windows"][0]

@@ -62,6 +62,20 @@ def parse_perf(text):
     return totals, ("" if all(e in out for e in EVENTS[:3]) else error or "perf printed no counter")
 
 
+def busiest(text, n=3):
+    """perf stat --per-thread's task-clock by thread name (the kernel's comm, its tid cut off), the n
+    largest: [[name, ns], ...]. What ran in the JVM at rest, where no request explains it."""
+    by = {}
+    for line in text.splitlines():
+        fields = line.split(",")        # a thread's name may hold a comma: the event's field is found as parse_perf does
+        at = next((i for i, f in enumerate(fields) if f == "task-clock" and i >= 3), None)
+        if at is None or fields[at - 2].startswith("<"):
+            continue
+        name = ",".join(fields[:at - 2]).rsplit("-", 1)[0]
+        by[name] = by.get(name, 0) + float(fields[at - 2]) * (1e6 if fields[at - 1] == "msec" else 1)
+    return [[name, round(ns)] for name, ns in sorted(by.items(), key=lambda kv: -kv[1])[:n]]
+
+
 def proc_figures(smaps_rollup, status):
     """(Pss kB, threads) from /proc/PID/smaps_rollup and /proc/PID/status; None where unreadable."""
     pss = re.search(r"^Pss:\s+(\d+) kB", smaps_rollup or "", re.M)

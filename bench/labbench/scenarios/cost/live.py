@@ -143,14 +143,15 @@ def speed_probe(seconds):
 
 
 def at_rest(p, seconds=REST_S):
-    """The JVM's CPU at rest, warm, after its load: task-clock ns per second (what a window subtracts)."""
+    """The JVM's CPU at rest, warm, after its load: task-clock ns per second (a window subtracts it
+    without the compiler's: counters.rest_ns_per_s), and its busiest threads."""
     rc, out = place.beside(p, counters.perf_command(place.pid(p), seconds), timeout=seconds + 30)
     perf, error = counters.parse_perf(out)
     ns = perf.get("task-clock")
     # the collector's and the compiler's part kept apart: forks read 0.8-31 ms/s at rest (2026-11-27),
     # and a load's end runs code its windows did not (closes), which the JIT may compile right then
     return {"seconds": seconds, "task_ns": ns, "ns_per_s": None if ns is None else round(ns / seconds),
-            "gc_ns": perf.get("task-clock:gc"), "jit_ns": perf.get("task-clock:jit"),
+            "gc_ns": perf.get("task-clock:gc"), "jit_ns": perf.get("task-clock:jit"), "busiest": counters.busiest(out),
             "syscalls": perf.get("raw_syscalls:sys_enter"), "context_switches": perf.get("context-switches"),
             **({"perf_error": f"perf stat: {error or f'exit {rc}'}"} if error or rc else {})}
 
