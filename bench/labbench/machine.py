@@ -62,7 +62,9 @@ def check(s):
     vegeta = ensure_vegeta() if "vegeta" in s.loadgens else ""
     # with HOSTS, PostgreSQL and its programs are on the hosts (inventory.check looks there)
     pg_bindir = ensure_postgresql() if s.backend == "postgres" and not s.hosts else ""
-    charts = ensure_matplotlib() if s.mode in ("sweep", "degrade") else ""     # the planners that draw charts
+    # the planners that draw charts; each through install.sh's lock: a venv being installed beside the run
+    # (the smoke test's own install, on a fresh clone) has a python but not yet its matplotlib
+    charts = ensure_matplotlib() if s.mode in ("sweep", "degrade", "cost") else ""
     if s.mode == "cost" and not s.hosts:          # with HOSTS, make hosts installs it on the app's host
         ensure_perf()
     build_if_stale(s, java_home)
@@ -70,11 +72,11 @@ def check(s):
 
 
 def ensure_matplotlib():
-    """The sweep and SCENARIO=degrade draw their charts with the pinned matplotlib in .tools/venv, installed once by
+    """The sweep, SCENARIO=degrade and SCENARIO=cost draw their charts with the pinned matplotlib in .tools/venv, installed once by
     bench/tools/install.sh (which says what to do when python3-venv or pip is missing)."""
     r = subprocess.run(["bench/tools/install.sh", "matplotlib"], stdout=subprocess.PIPE, text=True)
     if r.returncode != 0:
-        raise Fatal("the sweep's charts need matplotlib in .tools/venv, which could not be installed (see above); "
+        raise Fatal("the charts need matplotlib in .tools/venv, which could not be installed (see above); "
                     "fix that and run: bench/tools/install.sh matplotlib")
     return r.stdout.strip()
 

@@ -68,7 +68,8 @@ nothing_listens() {
 # exception: a rebuild of stale jars runs the project's own Maven (bench/tools/mvn.sh), which prints none.
 output_clean() {
     local bad
-    bad=$(grep -E '^(WARNING|ERROR)|Traceback' "$1" || true)
+    # with what follows each: a failed chart's WARNING is followed by its script's whole traceback
+    bad=$(grep -E -A12 '^(WARNING|ERROR)|Traceback' "$1" || true)
     [[ -z $bad ]] || { echo "$bad"; return 1; }
 }
 
