@@ -34,26 +34,36 @@ def kind_of(comm):
     return next((kind for kind, prefixes in KINDS if comm.startswith(prefixes)), None)
 
 
-def parse_perf(text):
-    """perf stat -x, output, per thread (`comm-tid,value,unit,event,...`) or one total per event:
-    {event: total} (task-clock in ns; a thread that did not run, "<not counted>", adds nothing; None
-    where no thread was counted) and {"task-clock:gc", "task-clock:jit"}: the JVM's collector and
-    compiler threads' part; and the first line that is not a counter (perf's own error) or ""."""
-    out, error = {}, ""
+def perf_rows(text):
+    """perf stat -x, lines, per thread (`comm-tid,value,unit,event,...`) or one total per event: for a
+    counter (its thread's name, "" for a total; its event; its value, ns for task-clock, or None where
+    "<not counted>"), for any other line (None, None, line). A thread's name may hold a comma: the
+    event's field is found by its name."""
     for line in text.splitlines():
         fields = line.split(",")
         at = next((i for i, f in enumerate(fields) if f in EVENTS and i >= 2), None)
         if at is None:
-            if line.strip() and not error:
-                error = line.strip()
+            yield None, None, line
             continue
         value, unit, event = fields[at - 2], fields[at - 1], fields[at]
-        out.setdefault(event, None)
-        if value.startswith("<"):
+        name = ",".join(fields[:at - 2]).rsplit("-", 1)[0]
+        yield name, event, (None if value.startswith("<") else float(value) * (1e6 if unit == "msec" else 1))
+
+
+def parse_perf(text):
+    """perf stat's output (perf_rows): {event: total} (task-clock in ns; a thread that did not run adds
+    nothing; None where no thread was counted) and {"task-clock:gc", "task-clock:jit"}: the JVM's
+    collector and compiler threads' part; and the first line that is not a counter (perf's own error) or ""."""
+    out, error = {}, ""
+    for name, event, v in perf_rows(text):
+        if event is None:            # v is the line itself
+            error = error or v.strip()
             continue
-        v = float(value) * (1e6 if unit == "msec" else 1)
+        out.setdefault(event, None)
+        if v is None:
+            continue
         out[event] = (out[event] or 0) + v
-        kind = kind_of(",".join(fields[:at - 2]).rsplit("-", 1)[0]) if event == "task-clock" else None
+        kind = kind_of(name) if event == "task-clock" else None
         if kind:
             out[f"task-clock:{kind}"] = out.get(f"task-clock:{kind}", 0) + v
     totals = {e: out.get(e) for e in EVENTS}
@@ -63,16 +73,12 @@ def parse_perf(text):
 
 
 def busiest(text, n=3):
-    """perf stat --per-thread's task-clock by thread name (the kernel's comm, its tid cut off), the n
-    largest: [[name, ns], ...]. What ran in the JVM at rest, where no request explains it."""
+    """perf stat --per-thread's task-clock by thread name (perf_rows), the n largest: [[name, ns], ...].
+    What ran in the JVM at rest, where no request explains it."""
     by = {}
-    for line in text.splitlines():
-        fields = line.split(",")        # a thread's name may hold a comma: the event's field is found as parse_perf does
-        at = next((i for i, f in enumerate(fields) if f == "task-clock" and i >= 3), None)
-        if at is None or fields[at - 2].startswith("<"):
-            continue
-        name = ",".join(fields[:at - 2]).rsplit("-", 1)[0]
-        by[name] = by.get(name, 0) + float(fields[at - 2]) * (1e6 if fields[at - 1] == "msec" else 1)
+    for name, event, v in perf_rows(text):
+        if event == "task-clock" and name and v is not None:
+            by[name] = by.get(name, 0) + v
     return [[name, round(ns)] for name, ns in sorted(by.items(), key=lambda kv: -kv[1])[:n]]
 
 
