@@ -21,6 +21,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
 import java.util.stream.Stream;
 
 import org.junit.jupiter.api.Timeout;
@@ -134,10 +135,10 @@ public abstract class SlowClientContract extends RemoteFixture {
             assertFalse(normal.isDone(), cell + ": answered although slow clients hold the threads");
             // Read again until one is seen in it: a slow upload's thread handles each piece that arrives
             // (ci21, JDK 25: RUNNABLE in HttpParser.parseContent, between two blocking reads).
-            List<String> busy = Await.poll(() -> lab.stats().busyThreads(),
-                    b -> b.stream().anyMatch(line -> line.toLowerCase(Locale.ROOT).contains(io)));
+            Predicate<List<String>> oneIn = b -> b.stream().anyMatch(line -> line.toLowerCase(Locale.ROOT).contains(io));
+            List<String> busy = Await.poll(() -> lab.stats().busyThreads(), oneIn);
             System.out.println(cell + ": busyThreads " + busy);
-            assertTrue(busy.stream().anyMatch(line -> line.toLowerCase(Locale.ROOT).contains(io)), cell + ": no thread stuck in a " + io + ": " + busy);
+            assertTrue(oneIn.test(busy), cell + ": no thread stuck in a " + io + ": " + busy);
         } else {
             // Answered while the slow clients still hold their connections (an upload lasts ~41 s):
             // 20-80 ms here, but 5 s of room, as a CI run once met a box busy elsewhere and took > 1 s.
