@@ -37,7 +37,15 @@ import lab.common.admin.AdminServer;
  * not allowed on the lab machine ({@code perf_event_paranoid} 2, containers), so {@code event=cpu}
  * is out; {@code itimer} is {@code setitimer(ITIMER_PROF)}, needs no privilege, and counts the CPU
  * time of every thread of the process, GC and JIT compiler threads included, which the bench's
- * by-layer CPU split needs. {@code threads}: each stack starts with a {@code [name tid=N]} frame.
+ * by-layer CPU split needs. The kernel checks it at its tick, so it samples at most every 4 ms of
+ * CPU on the lab machine whatever the interval asked. (Measured, 2026-11-27: perf events' cpu-clock
+ * does sample every 1 ms as root here, but added ~150 µs of CPU a request at 1,000 req/s, more
+ * than the request's own C2 code took, ~90: not a profile of the same work.) {@code threads}: each stack starts
+ * with a {@code [name tid=N]} frame. {@code collapsed.txt} is written with {@code ann}: each Java
+ * frame ends in how it ran, {@code _[0]} interpreted, {@code _[1]} C1-compiled, {@code _[j]}
+ * C2-compiled, {@code _[i]} inlined into the frame below it; native frames have none. Why: two fresh
+ * JVMs of one model spend different CPU on the same load, and the cost card asks which compiled code
+ * differs (issue 39).
  *
  * <p>Fallback, where the library cannot load or start (another OS/arch, an error): JFR, a
  * {@link Recording} with the {@code profile} settings and {@code jdk.ExecutionSample} at the same
@@ -272,7 +280,7 @@ public final class Profiler {
             profiler.execute("stop");
             long ms = elapsedMs();
             Path collapsed = dir.resolve(COLLAPSED);
-            profiler.execute("collapsed,file=" + collapsed);
+            profiler.execute("collapsed,ann,file=" + collapsed);
             profiler.execute("flamegraph,file=" + dir.resolve(FLAME));
             return stopJson("async-profiler", countSamples(collapsed), ms, "async-profiler flame graph");
         }

@@ -49,6 +49,10 @@ public class ProfilerTest {
         Assumptions.assumeTrue(Profiler.libraryResource() != null, "no async-profiler library for this OS/arch");
         try (AdminServer admin = new AdminServer("127.0.0.1", 0, stats(), new Profiler(false), access(tmp))) {
             profileAndCheck(admin, tmp, "async-profiler");
+            // each Java frame says how it ran (interpreted, C1, C2, inlined): the cost card's tiers
+            String burner = Files.readAllLines(tmp.resolve("out/a").resolve("collapsed.txt")).stream()
+                    .filter(l -> l.startsWith("[" + BURNER + " tid=")).findFirst().orElse("");
+            assertTrue(Pattern.compile("ProfilerTest\\.burn\\w*_\\[[01ji]\\]").matcher(burner).find(), burner);
             Path flame = tmp.resolve("out/a").resolve("flame.html");
             assertTrue(Files.size(flame) > 1000, "async-profiler flame graph " + flame);
         }
