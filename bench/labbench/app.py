@@ -247,12 +247,14 @@ class App:
 
     # ---- PROFILE=1: the app profiles itself (its admin endpoint; nothing attaches from outside)
 
-    def profile_start(self):
+    def profile_start(self, interval_ms=None):
+        """Start the app's profile (every 10 ms of CPU unless asked): its JSON answer (what runs), or None."""
         try:
-            status, _ = web.http(self.admin + "/profile/start", method="POST")
-        except OSError:
-            return False
-        return status == 200
+            status, body = web.http(self.admin + "/profile/start" + (f"?interval_ms={interval_ms}" if interval_ms else ""),
+                                    method="POST")
+            return json.loads(body) if status == 200 else None
+        except (OSError, ValueError):
+            return None
 
     def profile_stop(self, out_dir):
         """Stop the app's profile: it writes flame.html and collapsed.txt into out_dir (on a HOSTS host,

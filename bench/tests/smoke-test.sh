@@ -160,7 +160,7 @@ if [[ ${1:-} != sweep ]]; then
         CONTAINERS=tomcat THREADS=1 WRK_THREADS=2 CONNECTIONS=10 DURATION=2s SLEEP_MS=200 REMOTE_PORT=19130 \
         APP_PORT=19131 ADMIN_PORT=19132 RESULTS_DIR="$TMP/fanout" ./bench.sh >"$FANOUT_OUT" 2>&1 &
     FANOUT_PID=$!
-    env SCENARIO=cost COST_VARIANTS="async-servlet:1" COST_FORKS=2 COST_WINDOWS=1 COST_WINDOW=2s RATE=100 \
+    env SCENARIO=cost PROFILE=1 COST_VARIANTS="async-servlet:1" COST_FORKS=2 COST_WINDOWS=1 COST_WINDOW=2s RATE=100 \
         SLEEP_MS=200 WARMUP=1s REMOTE_PORT=19120 APP_PORT=19121 ADMIN_PORT=19122 RESULTS_DIR="$TMP/cost" \
         ./bench.sh >"$COST_OUT" 2>&1 &
     COST_PID=$!
@@ -746,6 +746,13 @@ c = json.load(open(glob.glob('$TMP/cost/latest/cells/*/cost.json')[0]))
 assert c['windows'][0]['stats1']['jvm']['allocatedBytesHow'] == 'total', c['windows'][0]['stats1']['jvm']
 assert not any(w.get('perf_error') for w in c['windows']), c['windows']
 assert all(w['speed'].get('ns_per_iteration') and w['speed'].get('ns_per_step') for w in c['windows']), c['windows']"
+check "PROFILE=1: every window profiled, each fork's CPU split by how its code ran (C2, C1, interpreter ...)" python3 -c "
+import json, glob
+md = open('$TMP/cost/latest/results.md').read()
+assert len([l for l in md.splitlines() if l.startswith('| async-servlet@jetty:1 | ') and l.count('|') == 12]) == 2, md
+for f in glob.glob('$TMP/cost/latest/cells/*/cost.json'):
+    ws = json.load(open(f))['windows']
+    assert all(w['profile'].get('samples') for w in ws), [w['profile'] for w in ws]"
 
 section "HOSTS: the roles on 5 namespace hosts, each with its own sshd (bench/tests/hosts-test.sh, started first, beside the rest)"
 check "HOSTS end to end (bench/tests/hosts-test.sh: its lines below when it fails)" background_result HOSTS_PID "$HOSTS_OUT"

@@ -229,7 +229,7 @@ class StillWarmingTest(unittest.TestCase):
         from labbench.scenarios.cost import live
         reads, self.probes = iter(shares), []
 
-        def fake_window(p, stats_url, seconds, speed_out):
+        def fake_window(p, stats_url, seconds, speed_out, profiled=None):
             share = next(reads)
             self.probes.append(speed_out.name)
             return {"stats0": stats(0, 0, 0, 0, 0, 0), "stats1": stats(1000, 1000, 1000 * share, 0, 0, 0)}

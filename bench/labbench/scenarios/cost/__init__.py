@@ -23,7 +23,7 @@ from ...report import charts
 from ...report.fmt import f_int
 from ...variants import parse_variants
 from .. import Scenario
-from . import card, live
+from . import card, live, tiers
 
 NAME = "cost"
 DEFAULT_RATE = 1000
@@ -188,7 +188,8 @@ class Cost(Scenario):
                         if name == "cost-card")
         return [(10, "\n## The cost card: the forks that spread\n\n"
                  + ("\n".join(spread) if spread else "Every variant's CPU interval is within "
-                    f"± {card.SPREAD_PCT:g} % of its median, its syscalls' within ± {card.PORTABLE_PCT:g} %.") + "\n" + chart)]
+                    f"± {card.SPREAD_PCT:g} % of its median, its syscalls' within ± {card.PORTABLE_PCT:g} %.") + "\n" + chart),
+                (11, tiers.section(card.variants(run)))]
 
 
 SCENARIO = Cost()

@@ -6,7 +6,7 @@ import statistics
 
 from ...report.fmt import read_json, work_of
 from ...report.interval import difference, interval, ratio
-from . import counters, speed
+from . import counters, speed, tiers
 
 # (key, column, format): per request, per 1,000 requests, per 1,000 in flight
 FIGURES = (("cpu_us", "CPU µs/req", "{:.1f}"), ("cpu_us_at_speed", "CPU µs/req at median speed", "{:.1f}"),
@@ -237,9 +237,13 @@ def gc_jit(f):
 
 
 def cell_figures(record, d):
-    """A cost cell's part of results.json: its fork's figures (and its variant's label)."""
+    """A cost cell's part of results.json: its fork's figures (and its variant's label); with PROFILE=1
+    its CPU by how its code ran (tiers.py)."""
     cost = read_json(d / "cost.json")
-    return {"label": record.params.get("variant_label") or record.variant, "fork": fork_figures(cost),
+    fork, profile = fork_figures(cost), tiers.of_fork(cost, d)
+    if fork is not None and profile is not None:
+        fork["profile"] = profile
+    return {"label": record.params.get("variant_label") or record.variant, "fork": fork,
             "warmup": (cost or {}).get("warmup", {}).get("text") if cost else None}
 
 

@@ -28,6 +28,10 @@ LEAD_S = 1.0
 IDLE_TIMEOUT_S = 30
 FLOOR_S = IDLE_TIMEOUT_S + 4 * warmup.WINDOW_S
 REST_S = warmup.REST_S
+# PROFILE=1: each measured window profiled every 1 ms of the process's CPU, as often as the app's
+# profiler can (its itimer is held to the kernel's tick: every 4 ms here, ~900 samples in a default
+# fork's 12 s of windows at 1,000 req/s; the app's default of 10 ms would give ~360)
+PROFILE_INTERVAL_MS = 1
 SPEED_PROBE = paths.ROOT / "bench" / "tools" / "speed-probe.py"
 
 
@@ -43,7 +47,8 @@ def measure(lab, cell, d, url, app):
         else:
             time.sleep(s.sleep_ms / 1000 + LEAD_S)
             record["warmup"] = fixed_warm_up(s.warmup_s)
-        record["windows"], record["still_warming"] = warm_windows(app.proc, stats_url, s.cost_windows, s.cost_window_s, d)
+        record["windows"], record["still_warming"] = warm_windows(app.proc, stats_url, s.cost_windows, s.cost_window_s, d,
+                                                                  app if s.profile else None)
     finally:
         procs.stop(load, grace_s=5.0)
     if not web.wait_drained(stats_url, s.sleep_ms // 1000 + 5):
@@ -97,15 +102,15 @@ def fixed_warm_up(seconds):
     return {"mode": "fixed", "seconds": seconds, "text": f"{seconds} s of the measured load"}
 
 
-def warm_windows(p, stats_url, n, seconds, d):
+def warm_windows(p, stats_url, n, seconds, d, profiled=None):
     """(n windows, those taken as the warm-up's): a window whose compiler share is above the warm-up's
     limit (warmup.JIT_SHARE_MAX) was not yet warm, whatever the warm-up read: a late compile at 1,000
     req/s took 18 % of a window right after warm-ups that had settled. Such a window is kept apart
     (cost.json's still_warming) and measured again, at most n times; past that the windows are kept
-    as they are and the card's JIT max shows it."""
+    as they are and the card's JIT max shows it. `profiled`: the app, with PROFILE=1 (each window profiled)."""
     kept, again = [], []
     while len(kept) < n:
-        w = window(p, stats_url, seconds, d / f"speed-{len(kept) + len(again) + 1}.txt")
+        w = window(p, stats_url, seconds, d / f"speed-{len(kept) + len(again) + 1}.txt", profiled)
         jit = counters.jit_share(w["stats0"], w["stats1"])
         if jit is not None and jit > warmup.JIT_SHARE_MAX and len(again) < n:
             print(f"  window at {100 * jit:.1f} % compiler: still warming, measured again", flush=True)
@@ -115,11 +120,13 @@ def warm_windows(p, stats_url, n, seconds, d):
     return kept, again
 
 
-def window(p, stats_url, seconds, speed_out):
+def window(p, stats_url, seconds, speed_out, profiled=None):
     """One measured window: perf over `seconds` on the app's host, /stats read just before and after,
     the app host's CPU ticks (busy, total, steal) around it, the box's speed on the app's CPUs over it
     (bench/tools/speed-probe.py), Pss and threads at its end: the raw readings (the card divides them,
-    the JVM at rest subtracted)."""
+    the JVM at rest subtracted). `profiled` (PROFILE=1): the app profiles itself over it, into
+    profile-N beside speed-N.txt (tiers.py reads it)."""
+    started = profiled.profile_start(PROFILE_INTERVAL_MS) if profiled else None
     stats0, t0 = web.get_json(stats_url) or {}, time.monotonic()
     box0 = place.box_ticks("app")             # the hypervisor's steal over the window: the box's noise, recorded
     probe = place.start("app", speed_probe(seconds), speed_out)
@@ -131,6 +138,11 @@ def window(p, stats_url, seconds, speed_out):
     raw = {"perf": perf, "perf_s": seconds, "stats_s": round(t1 - t0, 3), "stats0": counters.kept(stats0),
            "stats1": counters.kept(stats1), "box0": list(box0), "box1": list(box1),
            "speed": counters.parse_speed(procs.read_lines(speed_out)), **memory(p)}
+    if profiled:
+        name = speed_out.stem.replace("speed-", "profile-")
+        raw["profile"] = dict(profiled.profile_stop(speed_out.parent / name) if started
+                              else {"error": "POST /profile/start failed (see the app's log)"}, dir=name,
+                              **({"event": started.get("event")} if started else {}))
     if rc != 0 or error:          # the kernel's counters unavailable: the JVM's still count
         raw["perf_error"] = f"perf stat: {error or f'exit {rc}'}"
     return raw
