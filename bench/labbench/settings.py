@@ -29,7 +29,7 @@ CORE = (
     setting("CLIENT", "jdk", "the apps' outbound HTTP client (`--client`): `jdk` (the control every model shares), "
             "`reactor-netty`, `jetty`; a list runs each", "list", known=lambda: catalog.CLIENTS),
     setting("PROFILE", "0", "`1`: a CPU profile of the app over each measured window: `flame.html`, `collapsed.txt` "
-            "and CPU by layer"),
+            "and CPU by layer; in a cost run, each fork's CPU by how its code ran (C2, C1, interpreter ...)"),
     setting("WRK_THREADS", "10 100", "wrk `-t` (each ≤ `CONNECTIONS`); a value twice (`10 10`) measures each JVM again "
             "the same way, and the first screen says how far apart its two windows were", "list"),
     setting("CONNECTIONS", "100", "wrk `-c`", "list"),
