@@ -229,7 +229,7 @@ class StillWarmingTest(unittest.TestCase):
         from labbench.scenarios.cost import live
         reads, self.probes = iter(shares), []
 
-        def fake_window(p, stats_url, seconds, speed_out, profiled=None):
+        def fake_window(p, stats_url, seconds, speed_out, profiled=None, backend_port=None):
             share = next(reads)
             self.probes.append(speed_out.name)
             return {"stats0": stats(0, 0, 0, 0, 0, 0), "stats1": stats(1000, 1000, 1000 * share, 0, 0, 0)}
@@ -467,3 +467,31 @@ class RecordedControlsTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ClientConnectionsTest(unittest.TestCase):
+    """The app's client's connections to the backend, counted in its host's TCP tables at each window's
+    end: the JDK client walks a list of its idle ones on every request (docs/traps.md #42)."""
+
+    TABLES = """  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
+   0: 0100007F:4A6B 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 640 1 0 100 0 0 10 0
+   1: 0100007F:9C40 0100007F:4A6B 01 00000000:00000000 00:00000000 00000000     0        0 641 1 0 20 4 30 10 -1
+   2: 0100007F:4A6B 0100007F:9C40 01 00000000:00000000 00:00000000 00000000     0        0 642 1 0 20 4 30 10 -1
+   3: 0100007F:9C41 0100007F:4A6B 06 00000000:00000000 03:00000F7A 00000000     0        0 0 3 0
+   4: 0100007F:9C42 0100007F:4A6C 01 00000000:00000000 00:00000000 00000000     0        0 643 1 0 20 4 30 10 -1
+  sl  local_address                         remote_address                        st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
+   0: 0000000000000000FFFF00000100007F:9C43 0000000000000000FFFF00000100007F:4A6B 01 00000000:00000000 00:00000000 00000000     0        0 644 1 0 20 4 30 10 -1
+"""
+
+    def test_established_to_the_backends_port_only(self):
+        # 19051 = 0x4A6B: the client's side (1), not the backend's own side (2), a closed one (3) or
+        # another port (4); an IPv6 one counts
+        self.assertEqual(2, counters.client_connections(self.TABLES, 19051))
+        self.assertIsNone(counters.client_connections("", 19051))
+
+    def test_a_fork_keeps_their_mean(self):
+        c = cost_json()
+        for w, n in zip(c["windows"], (1010, 1020, 1030)):
+            w["client_conns"] = n
+        self.assertEqual(1020, card.fork_figures(c)["client_conns"])
+        self.assertIsNone(card.fork_figures(cost_json())["client_conns"])        # runs before they were counted

@@ -80,7 +80,7 @@ class Cost(Scenario):
     csv_columns = ["label"] + [f"fork_{k}" for k in ("cpu_us", "cpu_us_with_rest", "speed_ns", "memory_ns", "gc_cpu_us", "jit_cpu_us",
                                                       "syscalls_per_req", "csw_per_req", "alloc_kib", "gc_per_1000",
                                                       "gc_ms_per_1000", "pss_mb_per_1000", "threads_per_1000", "rps",
-                                                      "jit_pct_max", "errors", "carried")]
+                                                      "jit_pct_max", "errors", "carried", "client_conns")]
     has_ceiling = False
     calibrates_each_round = False     # its rounds are forks: 17 s a fork round for a ceiling the card does not use
     warms_on_its_load = True          # warmed on the measured load itself (live.warm_on_load), not wrk's fast calls

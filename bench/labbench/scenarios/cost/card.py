@@ -50,6 +50,8 @@ def fork_figures(cost):
                warmup=(cost.get("warmup") or {}).get("text"),
                steal_pct=_mean([counters.steal_pct(w.get("box0"), w.get("box1")) for w in cost["windows"]]),
                speed_ns=_mean([r[1] for r in readings]), memory_ns=_mean([r[2] for r in readings]),
+               # the app's client's connections to the backend, busy and idle (none recorded before 2026-11-27)
+               client_conns=_mean([w.get("client_conns") for w in cost["windows"]]),
                speed_windows=readings if any(r[1] for r in readings) else None,
                **code_kib((last.get("stats1") or {}).get("jvm") or {}),
                perf_error=next((w["perf_error"] for w in cost["windows"] if w.get("perf_error")), None))
@@ -220,6 +222,7 @@ def spread_lines(run):
                                 if f.get("speed_ns") else "")
                              + (f", code C2 {f['c2_code_kib']:,} KiB, C1 {f['c1_code_kib']:,} KiB"
                                 if f.get("c2_code_kib") is not None and f.get("c1_code_kib") is not None else "")
+                             + (f", {f['client_conns']:,.0f} client connections" if f.get("client_conns") is not None else "")
                              for f in forks if f.get("cpu_us") is not None)
             out.append(f"- {label}: ± {iv.half_width_pct:.1f} % of its median; its forks: {each}")
     return out

@@ -89,6 +89,16 @@ def proc_figures(smaps_rollup, status):
     return (int(pss.group(1)) if pss else None), (int(threads.group(1)) if threads else None)
 
 
+def client_connections(tables, port):
+    """Established TCP connections whose far end is `port`, in /proc/PID/net/tcp and tcp6 (the app's
+    network namespace: every process in it; in a cost run only the app calls the backend), or None
+    where the tables could not be read."""
+    if not tables:
+        return None
+    end = f":{port:04X}"
+    return sum(1 for line in tables.splitlines() if len(f := line.split()) > 3 and f[3] == "01" and f[2].endswith(end))
+
+
 def kept(stats):
     """What a window keeps of a /stats read: its counters, not its thread lists."""
     return {k: stats.get(k) for k in ("completed", "errors", "inFlight", "queued", "jvm")}

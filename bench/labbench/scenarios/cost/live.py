@@ -48,7 +48,7 @@ def measure(lab, cell, d, url, app):
             time.sleep(s.sleep_ms / 1000 + LEAD_S)
             record["warmup"] = fixed_warm_up(s.warmup_s)
         record["windows"], record["still_warming"] = warm_windows(app.proc, stats_url, s.cost_windows, s.cost_window_s, d,
-                                                                  app if s.profile else None)
+                                                                  app if s.profile else None, s.remote_port)
     finally:
         procs.stop(load, grace_s=5.0)
     if not web.wait_drained(stats_url, s.sleep_ms // 1000 + 5):
@@ -102,15 +102,16 @@ def fixed_warm_up(seconds):
     return {"mode": "fixed", "seconds": seconds, "text": f"{seconds} s of the measured load"}
 
 
-def warm_windows(p, stats_url, n, seconds, d, profiled=None):
+def warm_windows(p, stats_url, n, seconds, d, profiled=None, backend_port=None):
     """(n windows, those taken as the warm-up's): a window whose compiler share is above the warm-up's
     limit (warmup.JIT_SHARE_MAX) was not yet warm, whatever the warm-up read: a late compile at 1,000
     req/s took 18 % of a window right after warm-ups that had settled. Such a window is kept apart
     (cost.json's still_warming) and measured again, at most n times; past that the windows are kept
-    as they are and the card's JIT max shows it. `profiled`: the app, with PROFILE=1 (each window profiled)."""
+    as they are and the card's JIT max shows it. `profiled`: the app, with PROFILE=1 (each window
+    profiled); `backend_port`: its client's connections to the backend are counted at each window's end."""
     kept, again = [], []
     while len(kept) < n:
-        w = window(p, stats_url, seconds, d / f"speed-{len(kept) + len(again) + 1}.txt", profiled)
+        w = window(p, stats_url, seconds, d / f"speed-{len(kept) + len(again) + 1}.txt", profiled, backend_port)
         jit = counters.jit_share(w["stats0"], w["stats1"])
         if jit is not None and jit > warmup.JIT_SHARE_MAX and len(again) < n:
             print(f"  window at {100 * jit:.1f} % compiler: still warming, measured again", flush=True)
@@ -120,12 +121,12 @@ def warm_windows(p, stats_url, n, seconds, d, profiled=None):
     return kept, again
 
 
-def window(p, stats_url, seconds, speed_out, profiled=None):
+def window(p, stats_url, seconds, speed_out, profiled=None, backend_port=None):
     """One measured window: perf over `seconds` on the app's host, /stats read just before and after,
     the app host's CPU ticks (busy, total, steal) around it, the box's speed on the app's CPUs over it
     (bench/tools/speed-probe.py), Pss and threads at its end: the raw readings (the card divides them,
-    the JVM at rest subtracted). `profiled` (PROFILE=1): the app profiles itself over it, into
-    profile-N beside speed-N.txt (tiers.py reads it)."""
+    the JVM at rest subtracted), and its client's connections to the backend then. `profiled`
+    (PROFILE=1): the app profiles itself over it, into profile-N beside speed-N.txt (tiers.py reads it)."""
     started = profiled.profile_start(PROFILE_INTERVAL_MS) if profiled else None
     stats0, t0 = web.get_json(stats_url) or {}, time.monotonic()
     box0 = place.box_ticks("app")             # the hypervisor's steal over the window: the box's noise, recorded
@@ -137,7 +138,8 @@ def window(p, stats_url, seconds, speed_out, profiled=None):
     perf, error = counters.parse_perf(out)
     raw = {"perf": perf, "perf_s": seconds, "stats_s": round(t1 - t0, 3), "stats0": counters.kept(stats0),
            "stats1": counters.kept(stats1), "box0": list(box0), "box1": list(box1),
-           "speed": counters.parse_speed(procs.read_lines(speed_out)), **memory(p)}
+           "speed": counters.parse_speed(procs.read_lines(speed_out)), **memory(p),
+           **({"client_conns": client_connections(p, backend_port)} if backend_port else {})}
     if profiled:
         name = speed_out.stem.replace("speed-", "profile-")
         raw["profile"] = dict(profiled.profile_stop(speed_out.parent / name) if started
@@ -166,6 +168,15 @@ def at_rest(p, seconds=REST_S):
             "gc_ns": perf.get("task-clock:gc"), "jit_ns": perf.get("task-clock:jit"), "busiest": counters.busiest(out),
             "syscalls": perf.get("raw_syscalls:sys_enter"), "context_switches": perf.get("context-switches"),
             **({"perf_error": f"perf stat: {error or f'exit {rc}'}"} if error or rc else {})}
+
+
+def client_connections(p, backend_port):
+    """The app's client's connections to the backend now, busy and idle (counters.client_connections),
+    from its host's TCP tables: the JDK client walks a list of its idle ones on every request
+    (docs/traps.md #42), so a fork that keeps more of them costs more."""
+    pid = place.pid(p)
+    _, tables = place.beside(p, ["cat", f"/proc/{pid}/net/tcp", f"/proc/{pid}/net/tcp6"])
+    return counters.client_connections(tables, backend_port)
 
 
 def memory(p):
