@@ -41,8 +41,21 @@ JIT_THREAD = re.compile(r"^(C1 |C2 |Compiler|JVMCI)", re.I)
 CLIENT_THREAD = re.compile(r"^(HttpClient-|client-|rn-client|jetty-client|HttpClient@)")
 
 
+def stacks(collapsed_text):
+    """Each line of a collapsed profile: (its frames, root first; its samples)."""
+    for line in collapsed_text.splitlines():
+        stack, _, n = line.rpartition(" ")
+        if stack and n.isdigit():
+            yield stack.split(";"), int(n)
+
+
+def thread_of(frames):
+    """The name in a stack's `[name tid=N]` frame (async-profiler's `threads`), or ""."""
+    return frames[0][1:].split(" tid=")[0].rstrip("]") if frames and frames[0].startswith("[") else ""
+
+
 def layer_of(frames):
-    thread = frames[0][1:].split(" tid=")[0].rstrip("]") if frames and frames[0].startswith("[") else ""
+    thread = thread_of(frames)
     if thread and GC_THREAD.match(thread):
         return "gc"
     if thread and JIT_THREAD.match(thread):
@@ -68,11 +81,8 @@ def layer_of(frames):
 def shares(collapsed_text):
     """(samples, {layer: % of samples}), the % in tenths summing to exactly 100.0 (largest remainder)."""
     counts = dict.fromkeys(LAYERS, 0)
-    for line in collapsed_text.splitlines():
-        stack, _, n = line.rpartition(" ")
-        if not stack or not n.isdigit():
-            continue
-        counts[layer_of(stack.split(";"))] += int(n)
+    for frames, n in stacks(collapsed_text):
+        counts[layer_of(frames)] += n
     total = sum(counts.values())
     if not total:
         return 0, None

@@ -11,8 +11,9 @@ itimer shows no kernel frames); a stack with no Java frame at all is the JVM's o
 timers). A profile whose frames say nothing of how they ran (the JFR
 fallback, profiles before 2026-11-27) has no tiers."""
 import re
+from collections import Counter
 
-from ...report.layers import GC_THREAD, JIT_THREAD
+from ...report.layers import GC_THREAD, JIT_THREAD, stacks, thread_of
 
 TIERS = (("c2", "C2 code"), ("c1", "C1 code"), ("interpreter", "interpreter"),
          ("native", "native and kernel from Java"), ("gc", "collector threads"),
@@ -25,7 +26,7 @@ LEAVES_KEPT = 40          # a fork keeps its 40 costliest leaves: enough for the
 def classify(frames):
     """(tier, leaf) of one sample's frames, root first: the leaf is the innermost Java method without
     its mark ("… (native)" when native code above it ran), or the thread's kind."""
-    thread = frames[0][1:].split(" tid=")[0].rstrip("]") if frames and frames[0].startswith("[") else ""
+    thread = thread_of(frames)
     if thread and GC_THREAD.match(thread):
         return "gc", "(collector)"
     if thread and JIT_THREAD.match(thread):
@@ -33,7 +34,7 @@ def classify(frames):
     marks = [(i, m.group(1)) for i, f in enumerate(frames) if (m := JAVA.search(f))]
     if not marks:
         return "vm", "(JVM)"
-    i, mark = marks[-1]
+    i = marks[-1][0]
     leaf = JAVA.sub("", frames[i])
     if i < len(frames) - 1:
         return "native", leaf + " (native)"
@@ -45,43 +46,36 @@ def classify(frames):
 def count(collapsed_text):
     """({tier: samples}, {leaf: samples}) of a collapsed profile; (None, None) when no frame of it says
     how it ran."""
-    tiers, leaves, marked = {k: 0 for k, _ in TIERS}, {}, False
-    for line in collapsed_text.splitlines():
-        stack, _, n = line.rpartition(" ")
-        if not stack or not n.isdigit():
-            continue
-        frames = stack.split(";")
+    tiers, leaves, marked = Counter({k: 0 for k, _ in TIERS}), Counter(), False
+    for frames, n in stacks(collapsed_text):
         marked = marked or any(JAVA.search(f) for f in frames)
         tier, leaf = classify(frames)
-        tiers[tier] += int(n)
-        leaves[leaf] = leaves.get(leaf, 0) + int(n)
-    return (tiers, leaves) if marked else (None, None)
+        tiers[tier] += n
+        leaves[leaf] += n
+    return (dict(tiers), dict(leaves)) if marked else (None, None)
 
 
 def of_fork(cost, cell_dir):
     """A fork's profile over its kept windows (cost.json's `windows`, each naming its profile's directory):
     {"samples", "tiers": {tier: share}, "leaves": {leaf: share}} (shares of the samples, 0..1), or None
     when its windows were not profiled or say nothing of how code ran."""
-    total_t, total_l, events = {}, {}, set()
+    total_t, total_l, events = Counter(), Counter(), set()
     for w in (cost or {}).get("windows") or ():
         name = (w.get("profile") or {}).get("dir")
-        events.add(w["profile"].get("event") or "itimer" if name else None)
         path = cell_dir / name / "collapsed.txt" if name else None
         if path is None or not path.exists():
             return None             # a kept window without its profile: the fork's shares would be of a part
-        t, leaves = count(path.read_text())
+        t, leaves = count(path.read_text(errors="replace"))
         if t is None:
             return None
-        for k, v in t.items():
-            total_t[k] = total_t.get(k, 0) + v
-        for k, v in leaves.items():
-            total_l[k] = total_l.get(k, 0) + v
+        total_t.update(t)
+        total_l.update(leaves)
+        events.add(w["profile"].get("event") or "itimer")
     samples = sum(total_t.values())
     if not samples:
         return None
-    top = sorted(total_l.items(), key=lambda kv: -kv[1])[:LEAVES_KEPT]
     return {"samples": samples, "event": "/".join(sorted(events)), "tiers": {k: v / samples for k, v in total_t.items()},
-            "leaves": {k: v / samples for k, v in top}}
+            "leaves": {k: v / samples for k, v in total_l.most_common(LEAVES_KEPT)}}
 
 
 def us(fork, shares):
