@@ -753,6 +753,8 @@ assert len([l for l in md.splitlines() if l.startswith('| async-servlet@jetty:1 
 for f in glob.glob('$TMP/cost/latest/cells/*/cost.json'):
     ws = json.load(open(f))['windows']
     assert all(w['profile'].get('samples') for w in ws), [w['profile'] for w in ws]"
+check "the JDK client's idle pool and keep-alive set by the lab and printed (docs/traps.md #42)" \
+    grep -q 'idlePool=256 (beyond it the oldest idle connection is closed) keepAlive=20s' "$TMP"/cost/latest/logs/01-*.log
 
 section "HOSTS: the roles on 5 namespace hosts, each with its own sshd (bench/tests/hosts-test.sh, started first, beside the rest)"
 check "HOSTS end to end (bench/tests/hosts-test.sh: its lines below when it fails)" background_result HOSTS_PID "$HOSTS_OUT"

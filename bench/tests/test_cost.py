@@ -92,7 +92,7 @@ class CountersTest(unittest.TestCase):
                 "qtp1-12,120,,raw_syscalls:sys_enter,3000000,100.00,6.2,K/sec\n")
         with mock.patch.object(live.place, "beside", lambda p, words, timeout=60: (0, text)), \
                 mock.patch.object(live.place, "pid", lambda p: 11):
-            rest = live.at_rest(None)
+            rest = live.at_rest(None, seconds=3)
         self.assertEqual((93e6, 31e6, 90e6, 0.0, 120.0),
                          (rest["task_ns"], rest["ns_per_s"], rest["jit_ns"], rest["gc_ns"], rest["syscalls"]))
         self.assertEqual([["C2 CompilerThre", 90_000_000], ["qtp1", 3_000_000]], rest["busiest"])

@@ -56,6 +56,9 @@ public final class Launcher implements AutoCloseable {
             System.setProperty("java.util.concurrent.ForkJoinPool.common.parallelism",
                     String.valueOf(Math.max(2, Runtime.getRuntime().availableProcessors() - 1)));
         }
+        // docs/traps.md #42: the JDK client's idle pool and keep-alive, read once by the JDK when its
+        // first client is built; set here, before anything builds one.
+        Remote.pinJdkClientPool();
         if (Arrays.asList(args).contains("--help") || Arrays.asList(args).contains("-h")) {
             System.out.println(LabConfig.USAGE + "\n       apps in this jar: " + String.join(", ", apps));
             return;

@@ -26,6 +26,8 @@ import lab.common.config.LabConfig;
  *   <li>An explicit, named executor (trap 9): the client's internal work and our completions run
  *       on {@code client-N} threads, which {@code clientThreads} in /stats then names.</li>
  *   <li>Connect and request timeouts: refused → 502 at once, too slow → 504.</li>
+ *   <li>Its idle connections capped at {@value #IDLE_POOL} and kept alive {@value #KEEP_ALIVE_S} s, for the
+ *       whole JVM ({@link #pinPool}): the JDK's own defaults are no cap, and 1200 s on JDK 17 but 30 s on 25.</li>
  * </ul>
  */
 final class JdkOutbound implements Outbound {
@@ -38,6 +40,25 @@ final class JdkOutbound implements Outbound {
     private static final MethodHandle SHUTDOWN_NOW = clientMethod("shutdownNow", MethodType.methodType(void.class));
     private static final MethodHandle AWAIT_TERMINATION =
             clientMethod("awaitTermination", MethodType.methodType(boolean.class, Duration.class));
+
+    /**
+     * The idle connections the JDK client keeps ({@code jdk.httpclient.connectionPoolSize}; beyond it the
+     * oldest idle one is closed). With no cap (the JDK's default) it keeps every connection a burst
+     * opened for the JVM's life: it reuses the longest-idle first, so under a steady load none is idle
+     * long enough to expire, and it walks its list of idle ones on every request (docs/traps.md #42: a
+     * cost run's cold start left 1,000-5,000, at 26-31 ns a request each, a different count per fork).
+     * 256 keeps that walk to ~7 µs (measured with 250: docs/samples/cost-client-pool250.md) and is well
+     * above the jitter in the connections a steady load needs, so a steady load does not reconnect.
+     */
+    static final int IDLE_POOL = 256;
+    /**
+     * {@code jdk.httpclient.keepalive.timeout}: the JDK's default is 1200 s on 17 and 30 s on 25, so the
+     * same run would keep idle connections 40x longer on 17. 20 s: below the servers' own 30 s idle
+     * timeout, so the client closes an idle connection before a server would close it under a request.
+     */
+    static final int KEEP_ALIVE_S = 20;
+    static final String POOL_PROPERTY = "jdk.httpclient.connectionPoolSize";
+    static final String KEEP_ALIVE_PROPERTY = "jdk.httpclient.keepalive.timeout";
 
     private final Remote remote;
     private final LabConfig config;
@@ -63,6 +84,26 @@ final class JdkOutbound implements Outbound {
         this.client = config.clientMaxConnections() > 0
                 ? new CappedHttpClient(jdk, config.clientMaxConnections(), config.clientTimeoutMs())
                 : jdk;
+    }
+
+    /**
+     * Sets the JDK client's idle pool and keep-alive for this JVM unless a {@code -D} already did (a
+     * user's own wins, and is printed as theirs). The JDK reads both once, when its first client is
+     * built: {@code Launcher.main} calls this before anything builds one.
+     */
+    static void pinPool() {
+        if (System.getProperty(POOL_PROPERTY) == null) System.setProperty(POOL_PROPERTY, String.valueOf(IDLE_POOL));
+        if (System.getProperty(KEEP_ALIVE_PROPERTY) == null) System.setProperty(KEEP_ALIVE_PROPERTY, String.valueOf(KEEP_ALIVE_S));
+    }
+
+    /** The idle pool and keep-alive in force, as the lab line prints them. */
+    static String describePool() {
+        String pool = System.getProperty(POOL_PROPERTY), keepAlive = System.getProperty(KEEP_ALIVE_PROPERTY);
+        return " idlePool=" + (pool == null ? "unbounded (the JDK's default)"
+                        : pool.equals("0") ? "unbounded (" + POOL_PROPERTY + "=0: docs/traps.md #42)"
+                        : pool + (pool.equals(String.valueOf(IDLE_POOL)) ? "" : " (-D" + POOL_PROPERTY + ")")
+                            + " (beyond it the oldest idle connection is closed)")
+                + " keepAlive=" + (keepAlive == null ? "the JDK's default" : keepAlive + "s");
     }
 
     /** The configured client, for RestClient / WebClient to wrap. */
@@ -97,6 +138,7 @@ final class JdkOutbound implements Outbound {
                 + (config.clientMaxConnections() > 0 ? config.clientMaxConnections() : "unlimited")
                 + " connectTimeout=" + config.clientConnectTimeoutMs() + "ms"
                 + " requestTimeout=" + config.clientTimeoutMs() + "ms"
+                + describePool()
                 + " executor=" + config.clientExecutorThreads() + " threads (client-N)";
     }
 

@@ -66,6 +66,14 @@ public final class Remote implements AutoCloseable {
         };
     }
 
+    /**
+     * The JDK client's idle pool and keep-alive for this JVM, set on purpose ({@link JdkOutbound#IDLE_POOL}):
+     * before anything builds an HttpClient, since the JDK reads them once.
+     */
+    public static void pinJdkClientPool() {
+        JdkOutbound.pinPool();
+    }
+
     /** The JDK client ({@code --client jdk}), for the JDK-only paths (the fan-out apps' WebClient, ClientLeakCheck). */
     public HttpClient client() {
         if (out instanceof JdkOutbound jdk) return jdk.client();
