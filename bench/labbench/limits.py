@@ -125,6 +125,21 @@ def plan(max_conns, m, accept_queue=8192, max_threads=0):
     return Plan(need, new_limit, notes)
 
 
+def open_loop_note(outstanding, m):
+    """vegeta may keep `outstanding` requests open (RATE x its timeout, so that it never caps the load
+    itself); the sentence saying how many of them the app can hold at once on this machine (m) and what
+    happens past that, or None when it holds them all. Said, not changed: capping vegeta there would
+    make the load generator the limit of an overloaded cell instead of the app's own."""
+    lo, hi = m.ports
+    held = min(max_level(m.soft), (hi - lo + 1 - PORT_MARGIN) // 2)
+    if outstanding <= held:
+        return None
+    return (f"vegeta may keep up to {outstanding} requests outstanding (RATE x its timeout: it never caps the load "
+            f"itself); the app holds ~{held} at once (ulimit -n {m.soft}: 2 descriptors each + {FD_MARGIN}; "
+            f"ephemeral ports {lo}-{hi}: 2 each + {PORT_MARGIN}): a cell whose app falls further behind runs out "
+            f"of them (\"Too many open files\" in its log) and reads as failed or not carried")
+
+
 # ---- HOSTS: each host's own limits (read there by inventory.check before anything starts)
 
 READ_ON_HOST = ("ulimit -Sn; ulimit -Hn; cat /proc/sys/fs/nr_open /proc/sys/net/ipv4/ip_local_port_range "

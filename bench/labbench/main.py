@@ -2,6 +2,7 @@
 cells, the end. Ctrl-C or TERM at any point stops exactly the processes we started and keeps
 every finished cell (the reports are rewritten on the way out)."""
 import dataclasses
+import math
 import os
 import shutil
 import signal
@@ -13,6 +14,7 @@ from . import inventory, leftovers, limits, loadgens, machine, pg, place, plugin
 from .app import App
 from .calibration import calibrate
 from .cells import Lab, run_cell
+from .loadgens import vegeta
 from .plan import plan
 from .checks import Fatal
 from .paths import ROOT
@@ -96,9 +98,23 @@ def apply_limits(s, cells):
     if s.hosts:            # this machine runs none of the roles: each host's limits are checked there
         return limits.Plan(limits.fds_needed(max(s.connections)), None,
                            ["with HOSTS each host's own limits are checked there (the hosts' lines below)"])
-    limit_plan = limits.plan(max(s.connections), limits.read(), max_threads=largest_pool(cells))
+    level, _ = app_level(s, cells)
+    limit_plan = limits.plan(level, limits.read(), max_threads=largest_pool(cells))
     limits.apply(limit_plan)
+    if any(c.loadgen == "vegeta" for c in cells):
+        note = limits.open_loop_note(vegeta.limits(s.rate, s.sleep_ms, s.wrk_timeout_s)[1], limits.read())
+        limit_plan.notes.extend([note] if note else [])
     return limit_plan
+
+
+def app_level(s, cells):
+    """(the most requests the app holds at once when it keeps up, what they are): wrk's largest level of
+    connections, or the requests vegeta's open loop keeps in flight (RATE x SLEEP_MS), whichever is more."""
+    wrk = max((c.connections for c in cells if c.loadgen == "wrk"), default=0)
+    if not any(c.loadgen == "vegeta" for c in cells):
+        return max(wrk, max(s.connections)), "connections"
+    in_flight = math.ceil(s.rate * s.sleep_ms / 1000)
+    return (wrk, "connections") if wrk >= in_flight else (in_flight, "requests in flight (vegeta at RATE)")
 
 
 def main(argv):
@@ -195,7 +211,7 @@ def start_run(s, m, cells, left_out, limit_plan, host_limits=None):
   versions:  Jetty {facts['jetty']}, Tomcat {facts['tomcat']}, Spring {facts['spring']}
   wrk:       {facts['wrk']}{f"; {facts['vegeta']} (open loop at {s.rate} req/s)" if facts['vegeta'] else ""}
   CPU, OS:   {facts['cpu']}; {facts['os']}
-  limits:    ulimit -n {m.nofile} (hard {m.hard_nofile}; the app needs ~{limit_plan.need_fds} at {max(s.connections)} connections), somaxconn {facts['somaxconn']}, ephemeral ports {facts['port_range']}
+  limits:    ulimit -n {m.nofile} (hard {m.hard_nofile}; the app needs ~{limit_plan.need_fds} at {' '.join(map(str, app_level(s, cells)))}), somaxconn {facts['somaxconn']}, ephemeral ports {facts['port_range']}
   ports:     remote {s.remote_port} on {place.address("backend")}, app {s.app_port} and admin {s.admin_port} on {place.address("app")}: free
   CPUs:      {cpus_line(s)}
   source:    {facts['git']}

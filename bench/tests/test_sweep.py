@@ -100,6 +100,23 @@ class LimitsTest(unittest.TestCase):
         self.assertTrue(any("accept queue 4096" in n and "somaxconn" in n for n in p.notes), p.notes)
         self.assertEqual(limits.plan(1000, machine()).notes, [])          # nothing to say at 1,000
 
+    def test_vegetas_outstanding_requests_against_what_the_app_holds(self):
+        note = limits.open_loop_note(32000, machine())                  # RATE=1000 x 32 s
+        self.assertIn("up to 32000 requests outstanding", note)
+        self.assertIn("the app holds ~9488 at once (ulimit -n 20000", note)     # (20000 - 1024) / 2
+        note = limits.open_loop_note(32000, machine(soft=100000))
+        self.assertIn("the app holds ~13616 at once", note)                      # the ports: (28232 - 1000) / 2
+        self.assertIsNone(limits.open_loop_note(9488, machine()))
+
+    def test_the_level_of_an_open_loop_run_is_what_vegeta_keeps_in_flight(self):
+        from types import SimpleNamespace as N
+        from labbench.main import app_level
+        s = N(rate=1000, sleep_ms=1000, wrk_timeout_s=32, connections=[100])
+        self.assertEqual((1000, "requests in flight (vegeta at RATE)"), app_level(s, [N(loadgen="vegeta", connections=None)]))
+        self.assertEqual((100, "connections"), app_level(s, [N(loadgen="wrk", connections=100)]))
+        both = [N(loadgen="wrk", connections=5000), N(loadgen="vegeta", connections=None)]
+        self.assertEqual((5000, "connections"), app_level(s, both))
+
     def test_thread_ids_for_a_pool_as_large_as_the_level(self):
         limits.plan(10000, machine(root=True, pid_max=32768), max_threads=10000)   # this machine: fits
         with self.assertRaises(UsageError) as e:
