@@ -101,10 +101,13 @@ def _load(lab, app, cell, d):
     """The scenario's measurement (its load generator's by default), the app profiling itself over
     it with PROFILE=1 where the load generator's window is one to profile."""
     s, gen = lab.s, loadgens.get(cell.loadgen)
-    profiling = s.profile and gen.profiled and app.profile_start()
+    ours = s.profile and gen.profiled and not cell.scene.profiles_itself
+    if s.profile and not gen.profiled:
+        print(f"  PROFILE=1: not profiled ({gen.name}: {gen.not_profiled})")
+    profiling = ours and app.profile_start()
     reason, measured = cell.scene.measure(lab, cell, d, lab.url(s.app_port, cell.path), app)
     if profiling:
         measured["profile"] = app.profile_stop(d / "profile")
-    elif s.profile and gen.profiled:
+    elif ours:
         measured["profile"] = {"error": "POST /profile/start failed (see the app's log)"}
     return reason, measured

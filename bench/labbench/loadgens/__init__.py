@@ -23,6 +23,7 @@ class LoadGen:
     open_loop = False
     timed = True             # runs for DURATION (the run's "measured" time)
     profiled = False         # PROFILE=1 profiles the app over its window
+    not_profiled = ""        # why not, when it is not: said on the cell's line rather than nothing
     has_ceiling = False
     output = ""
     fields = ()

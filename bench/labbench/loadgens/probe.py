@@ -59,6 +59,7 @@ class Probe(LoadGen):
     name = "probe"
     selectable = False
     timed = False
+    not_profiled = "one request at a time, a few seconds in all: too few samples to say where its CPU went"
     output = "vegeta.txt"     # kept as the runs before cell.json named it (there is no such file)
 
     def measure(self, lab, cell, d, url, app):

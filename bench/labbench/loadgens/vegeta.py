@@ -211,6 +211,7 @@ def vegeta_fields(rate, d):
 class Vegeta(LoadGen):
     name = "vegeta"
     open_loop = True
+    profiled = True           # PROFILE=1: its window at RATE (the whole fault timeline in a degrade cell)
     output = "vegeta.txt"
     fields = OL_KEYS
 

@@ -25,6 +25,7 @@ class Scenario:
     calibrates_each_round = True    # with REPEAT each round is calibrated again (the ceiling drifts too)
     side_load_resets_app = False    # an app that served this scenario is never reused
     warms_on_its_load = False   # it warms a fresh app on its measured load itself (the cost scenario): no wrk warm-up
+    profiles_itself = False     # PROFILE=1: it profiles its own windows (the cost scenario), not the whole load
     own_csv = False             # a planner whose results.csv columns appear in its own runs only
     own_summary = False         # its progress line is its own summary alone, not its load generator's
     grows_pool = False          # its JVM on a Jetty or Tomcat pool may be given the next pool (grown, or

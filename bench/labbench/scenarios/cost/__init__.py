@@ -83,6 +83,7 @@ class Cost(Scenario):
                                                       "jit_pct_max", "errors", "carried", "client_conns")]
     has_ceiling = False
     calibrates_each_round = False     # its rounds are forks: 17 s a fork round for a ceiling the card does not use
+    profiles_itself = True            # PROFILE=1: each measured window, not the warm-up (live.window)
     warms_on_its_load = True          # warmed on the measured load itself (live.warm_on_load), not wrk's fast calls
 
     def parse(self, v):
