@@ -79,6 +79,23 @@ def settled(windows):
     return min(costs[1:]) >= costs[0] * (1 - CPU_FALL_MAX)
 
 
+def read_stats(stats_url):
+    """A /stats reading for a window's edge: {"t", "stats"}, or None when /stats did not answer in time
+    (web.http's 5 s). A cold JVM whose CPU the app and its compiler share may answer late: one Reactor
+    Netty fork at 1,000 req/s on one CPU did (2026-11-27), and its warm-up, ended by that one missed
+    reading, left a JVM 6 s old to be measured. A missed reading is skipped: the window runs on to the
+    next one that comes."""
+    t, stats = time.monotonic(), web.get_json(stats_url)
+    return {"t": t, "stats": stats} if stats is not None else None
+
+
+def no_answer(started, missed):
+    """The warm-up's end when /stats has not answered for CAP_S since the warm-up started (else None)."""
+    if time.monotonic() - started < CAP_S:
+        return None
+    return "no steady state", f"no steady state within {CAP_S} s: /stats did not answer {missed} time(s)"
+
+
 def verdict(windows, floor_s=FLOOR_S, cap_s=CAP_S):
     """("settled" | "warming" | "no steady state", text) for the windows so far."""
     elapsed = sum(w.seconds for w in windows)
@@ -163,7 +180,8 @@ def auto_warm_up(url, wt, conns, out, stats_url, measured_url=None, fault_url=No
 
 
 def _windows(url, wt, conns, out, stats_url, how, fault_url, schedule):
-    windows, reads, waited = [], [{"t": time.monotonic(), "stats": web.get_json(stats_url)}], 0.0
+    started, missed, waited = time.monotonic(), 0, 0.0
+    windows, reads = [], [r for r in [read_stats(stats_url)] if r]
     while True:
         if windows and fault_url:
             remote.fast(fault_url, schedule)      # the window's own schedule, from its start
@@ -176,15 +194,21 @@ def _windows(url, wt, conns, out, stats_url, how, fault_url, schedule):
             waited, wt, conns = waited + seconds, 1, 1
             how = how.split("; ")[0] + (f"; each window ended once the calls it handed off were done ({waited:.0f} s "
                                         f"in all), from the second on 1 connection: its pool keeps pace with no more")
-        reads.append({"t": time.monotonic(), "stats": stats})
-        if reads[-2]["stats"] is None or reads[-1]["stats"] is None or "jvm" not in reads[-1]["stats"]:
+        if stats is not None and "jvm" not in stats:
             return {"mode": "auto", "outcome": "unknown", "text": "no /stats jvm object to judge the JIT by",
                     "command": place.shown("loadgen", cmd), "how": how, "windows": [w.to_json() for w in windows]}
-        windows.append(window(reads[-2], reads[-1]))
-        outcome, text = verdict(windows)
+        if stats is None:
+            missed += 1
+        else:
+            reads.append({"t": time.monotonic(), "stats": stats})
+            if len(reads) >= 2:
+                windows.append(window(reads[-2], reads[-1]))
+        outcome, text = verdict(windows) if windows else ("warming", "")
+        if outcome == "warming" and stats is None:
+            outcome, text = no_answer(started, missed) or (outcome, text)
         if outcome != "warming":
             return {"mode": "auto", "outcome": outcome, "text": text, "command": place.shown("loadgen", cmd), "how": how,
-                    "seconds": round(sum(w.seconds for w in windows), 1),
+                    "seconds": round(sum(w.seconds for w in windows), 1), "missed_reads": missed,
                     "requests": sum(w.requests for w in windows), "windows": [w.to_json() for w in windows]}
 
 

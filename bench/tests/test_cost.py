@@ -261,13 +261,15 @@ class WarmUpFloorTest(unittest.TestCase):
     """The warm-up on the measured load runs past the servers' first idle timeouts (30 s: their closes
     make the hot path's compiled code invalid), however early the compiler went quiet."""
 
-    def warm(self, jit_pcts):
+    def warm(self, jit_pcts, missed=()):
         from unittest import mock
         from labbench.scenarios.cost import live
         clock, reads = [0.0], iter(range(100))
 
         def get_json(url):
             k = next(reads)     # 3,000 requests a window at 1 ms of CPU each, the compiler's share as given
+            if k in missed:
+                return None     # /stats did not answer in time (a cold JVM on one CPU)
             return stats(3000 * k, 3000 * k, sum(30 * p for p in jit_pcts[:k]), 0, 0, 0)
         with mock.patch.object(live.web, "get_json", get_json), \
                 mock.patch.object(live.time, "sleep", lambda s: clock.__setitem__(0, clock[0] + s)), \
@@ -284,6 +286,18 @@ class WarmUpFloorTest(unittest.TestCase):
         # the control: the same windows under the other scenarios' floor settle after 9 s
         windows = [warmup.Window(3.0, 3000, 3000, 15) for _ in range(20)]
         self.assertEqual("settled", warmup.verdict(windows[:3])[0])
+
+    def test_a_reading_that_does_not_come_is_skipped_not_the_end_of_the_warm_up(self):
+        # B's seventh fork (2026-11-27): one late /stats at ~6 s ended its warm-up, and a JVM 6 s old was measured
+        record = self.warm([0.5] * 20, missed={2})
+        self.assertEqual(("settled", 42.0, 1), (record["outcome"], record["seconds"], record["missed_reads"]))
+        self.assertEqual(6.0, record["windows"][1]["seconds"])        # the window ran on to the next reading
+
+    def test_a_stats_that_never_answers_ends_the_warm_up_at_the_cap(self):
+        from labbench import warmup
+        record = self.warm([0.5] * 20, missed=set(range(1, 100)))
+        self.assertEqual("no steady state", record["outcome"])
+        self.assertIn(f"no steady state within {warmup.CAP_S} s: /stats did not answer 20 time(s)", record["text"])
 
     def test_the_first_idle_timeouts_recompiles_past_the_floor_are_waited_for(self):
         # the shape of a Reactor Netty fork (2026-11-27): quiet at 27-33 s, its idle closes' recompiles at 36-45 s

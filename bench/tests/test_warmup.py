@@ -92,6 +92,32 @@ class Rule(unittest.TestCase):
                 self.assertNotIn("settled", verdicts[:-1], f"{path.name}: it would have stopped earlier")
 
 
+class MissedReading(unittest.TestCase):
+    """A /stats reading that does not come in time (a cold JVM on one CPU) is skipped: the window runs on
+    to the next reading, and the warm-up goes on; before, it ended the warm-up as "unknown"."""
+
+    def test_a_late_stats_is_skipped(self):
+        from unittest import mock
+        cpu, cmds, clock = [0], [], [0.0]
+
+        def get_json(url):
+            if len(cmds) == 2:
+                return None
+            return {"completed": len(cmds) * 3000, "jvm": {"cpuMs": cpu[0], "compilerCpuMs": 0}}
+
+        def run(role, cmd, out):
+            cmds.append(cmd)
+            cpu[0] += 3000
+            clock[0] += 3.0
+
+        with mock.patch.object(warmup.web, "get_json", get_json), mock.patch.object(warmup.place, "run", run), \
+                mock.patch.object(warmup.place, "shown", lambda role, cmd: " ".join(cmd)), \
+                mock.patch.object(warmup.time, "monotonic", lambda: clock[0]):
+            done = warmup._windows("http://h:1/x", 1, 10, Path("/tmp/w.txt"), "http://h:2/stats", "fast calls", None, None)
+        self.assertEqual(("settled", 1), (done["outcome"], done["missed_reads"]))
+        self.assertEqual([3.0, 6.0, 3.0], [w["seconds"] for w in done["windows"]])
+
+
 class HandedOff(unittest.TestCase):
     """A fire-and-forget app answers before its calls are done (/stats' `background`): each warm-up
     window ends once they are, remote-sleep answering at once, and the next run at 1 connection (issue 37)."""

@@ -81,21 +81,28 @@ def start_load(lab, d, url):
 def warm_on_load(stats_url):
     """WARMUP=auto's rule on the measured load: /stats read every WINDOW_S until the JIT has settled
     (warmup.verdict): the warm-up's record, as the other scenarios' cells keep it."""
-    reads, windows = [{"t": time.monotonic(), "stats": web.get_json(stats_url)}], []
+    started, missed, windows = time.monotonic(), 0, []
+    reads = [r for r in [warmup.read_stats(stats_url)] if r]
     print(f"  warming up on the measured load in {warmup.WINDOW_S} s windows until the JIT settles "
           f"({FLOOR_S}-{warmup.CAP_S} s: past the servers' first idle timeouts) …", flush=True)
     while True:
         time.sleep(warmup.WINDOW_S)
-        reads.append({"t": time.monotonic(), "stats": web.get_json(stats_url)})
-        if not (reads[-2]["stats"] and reads[-1]["stats"] and "jvm" in reads[-1]["stats"]):
+        read = warmup.read_stats(stats_url)      # a missed reading is skipped (warmup.read_stats says why)
+        if read is not None and "jvm" not in read["stats"]:
             return {"mode": "auto", "outcome": "unknown", "text": "no /stats jvm object to judge the JIT by"}
-        windows.append(warmup.window(reads[-2], reads[-1]))
-        outcome, text = warmup.verdict(windows, floor_s=FLOOR_S)
+        missed += read is None
+        reads += [read] if read else []
+        if read and len(reads) >= 2:
+            windows.append(warmup.window(reads[-2], reads[-1]))
+        outcome, text = warmup.verdict(windows, floor_s=FLOOR_S) if windows else ("warming", "")
+        if outcome == "warming" and read is None:
+            outcome, text = warmup.no_answer(started, missed) or (outcome, text)
         if outcome != "warming":
-            print(f"  warm-up: {text} ({sum(w.requests for w in windows):,} requests on the measured load)", flush=True)
+            late = f"; /stats answered late {missed} time(s), each window running on to the next reading" if missed else ""
+            print(f"  warm-up: {text} ({sum(w.requests for w in windows):,} requests on the measured load{late})", flush=True)
             return {"mode": "auto", "outcome": outcome, "text": text, "how": "the measured load itself (vegeta at RATE)",
                     "seconds": round(sum(w.seconds for w in windows), 1), "requests": sum(w.requests for w in windows),
-                    "windows": [w.to_json() for w in windows]}
+                    "missed_reads": missed, "windows": [w.to_json() for w in windows]}
 
 
 def fixed_warm_up(seconds):
