@@ -204,6 +204,24 @@ class CardTest(unittest.TestCase):
         b["meta"]["rate"] = 600                      # not the same command: not judged as a repeat
         self.assertNotIn("Run twice", card.compare(a, b))
 
+    def test_cpu_relative_to_its_own_run_takes_a_spell_of_the_box_out(self):
+        def run(box):           # each round's two forks ran in one spell; the whole of run B in a 30 % slower one
+            return {"meta": {"mode": "cost", "rate": 1000}, "cells": [
+                {"scenario": "cost", "round": k + 1, "label": label,
+                 "fork": card.fork_figures(cost_json(cpu_s_per_window=cpu * box))}
+                for k, pair in enumerate([(1.0, 2.0), (1.1, 2.1), (0.95, 1.95)]) for label, cpu in zip("xy", pair)]}
+        text = card.compare(run(1.0), run(1.3))
+        self.assertIn("**Run twice:** CPU: each run's median inside the other's interval for 0 of 2 variants", text)
+        self.assertIn("CPU relative to its own run (each fork over the geometric mean of its round's forks, so a spell "
+                      "of the box moves a round together): each run's median inside the other's interval for 2 of 2 "
+                      "variants.", text)
+        self.assertAlmostEqual(1 / 2 ** 0.5, card.relative(run(1.0), ["x", "y"])["x"][0])
+        one_sided = run(1.0)                                  # y dearer by half in B, x not: relative CPU sees it
+        for c in one_sided["cells"]:
+            c["fork"]["cpu_us"] *= 1.5 if c["label"] == "y" else 1.0
+        self.assertIn("inside the other's interval for 0 of 2 variants (not: x, y).",
+                      card.relative_line(run(1.0), one_sided, ["x", "y"]))
+
     def test_two_placements_judge_the_machine_independent_counters_within_two_percent(self):
         a = self.run_of([("x", 1.0), ("x", 1.01), ("x", 0.99), ("y", 2.0), ("y", 2.02), ("y", 1.98)])
         b = self.run_of([("x", 1.1), ("x", 1.12), ("x", 1.09), ("y", 2.0), ("y", 2.02), ("y", 1.98)])

@@ -1,6 +1,7 @@
 """The cost card (issue 39): one row per variant, every figure the mean over its forks (fresh JVMs)
 ± the half-width of its 95 % interval; what 10,000 req/s and 10,000 in flight would take; a ranking
 that calls a difference only where the intervals say so; the forks' own figures where they spread."""
+import math
 import re
 import statistics
 
@@ -300,7 +301,7 @@ def compare(run_a, run_b):
                     "issue 39: within 2 % between placements and machines), B against A:",
                     *within_lines(fa, fb, common, PORTABLE)]
         else:
-            out += ["", *repeat_lines(fa, fb, common, model)]
+            out += ["", *repeat_lines(fa, fb, common, model), relative_line(run_a, run_b, common)]
     return "\n".join(out) + "\n" + (judged or "")
 
 
@@ -344,6 +345,38 @@ def repeat_lines(fa, fb, common, model=None):
                  f"ordered the other way in the other run: {len(flipped)}"
                  + (f" ({'; '.join(f'{x} and {y}' for x, y in flipped)})" if flipped else "") + ".")
     return lines
+
+
+def relative(run, labels):
+    """{label: [each fork's CPU / the geometric mean of every label's fork of the same round]}: the forks
+    of a run are interleaved by round, so one round's forks ran in one spell of the box, and this ratio
+    takes that spell's level out (half an hour later every variant's CPU read +7 to +20 % on the same
+    box, cost-pool-a against cost-pool-b). Rounds where a label has no CPU are left out."""
+    rounds = {}
+    for r, cells in (run.get("rounds") or {"1": run["cells"]}).items():
+        for c in cells:
+            if c.get("scenario") == "cost" and c.get("fork") and c["label"] in labels:
+                rounds.setdefault(c.get("round", r), {})[c["label"]] = c["fork"].get("cpu_us")
+    out = {v: [] for v in labels}
+    for cpus in rounds.values():
+        if all((cpus.get(v) or 0) > 0 for v in labels):
+            mean = math.exp(sum(math.log(cpus[v]) for v in labels) / len(labels))
+            for v in labels:
+                out[v].append(cpus[v] / mean)
+    return out
+
+
+def relative_line(run_a, run_b, common):
+    """Run twice, CPU relative to each run's own level (relative): how many variants' medians sit in the
+    other run's interval. Absolute CPU is the box's too; this is what a variant costs against the others."""
+    if len(common) < 2:
+        return ""
+    ra, rb = relative(run_a, common), relative(run_b, common)
+    ivs = {v: (interval(ra[v]), interval(rb[v])) for v in common}
+    inside = [v for v, (a, b) in ivs.items() if a and b and a.holds(b.median) and b.holds(a.median)]
+    return (f"CPU relative to its own run (each fork over the geometric mean of its round's forks, so a spell of the box "
+            f"moves a round together): each run's median inside the other's interval for {len(inside)} of {len(common)} "
+            f"variants" + (f" (not: {', '.join(v for v in common if v not in inside)})" if len(inside) < len(common) else "") + ".")
 
 
 # WORK's pieces (issue 39's controls): (piece, figure, what, the tolerance on what it adds: relative or absolute)
