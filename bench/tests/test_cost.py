@@ -6,7 +6,7 @@ from pathlib import Path
 
 from labbench.plan import plan
 from labbench.report.figures import read_results
-from labbench.scenarios.cost import card, counters, speed
+from labbench.scenarios.cost import card, compare, counters, speed
 from labbench.settings import UsageError, parse
 
 PERF = """4108.99,msec,task-clock,4108989,100.00,0.815,CPUs utilized
@@ -183,13 +183,13 @@ class CardTest(unittest.TestCase):
     def test_compare_judges_by_the_intervals_and_across_machines_by_ratios(self):
         a = self.run_of([("x", 1.0), ("x", 1.01), ("x", 0.99), ("y", 2.0), ("y", 2.02), ("y", 1.98)])
         b = self.run_of([("x", 1.0), ("x", 1.02), ("x", 0.99), ("y", 3.0), ("y", 3.03), ("y", 2.97)])
-        text = card.compare(a, b)
+        text = compare.compare(a, b)
         self.assertIn("one machine", text)
         self.assertRegex(text, r"\| x \| CPU µs/req \| 200\.00 ± [0-9.]+ \| 200\.67 ± [0-9.]+ \| same \|")
         self.assertRegex(text, r"\| y \| CPU µs/req \| .* \| dearer \|")
         self.assertIn("| y | syscalls/req | 12.00 ± 0.00 | 12.00 ± 0.00 | same |", text)
         a["meta"]["cpu"], b["meta"]["cpu"] = "2 x AMD EPYC", "2 x Intel(R) Xeon(R) Processor"
-        text = card.compare(a, b)
+        text = compare.compare(a, b)
         self.assertIn("two machines: CPU as a ratio to x within each run", text)
         self.assertRegex(text, r"\| y \| CPU, × x's \| 2\.00 \([0-9.–]+\) \| 2\.99 \([0-9.–]+\) \| dearer \|")
 
@@ -197,12 +197,12 @@ class CardTest(unittest.TestCase):
         a = self.run_of([("x", 1.0), ("x", 1.01), ("x", 0.99), ("y", 2.0), ("y", 2.02), ("y", 1.98)])
         b = self.run_of([("x", 1.0), ("x", 1.02), ("x", 0.99), ("y", 0.5), ("y", 0.51), ("y", 0.49)])
         a["meta"]["rate"] = b["meta"]["rate"] = 1000
-        text = card.compare(a, b)
+        text = compare.compare(a, b)
         self.assertIn("**Run twice:** CPU: each run's median inside the other's interval for 1 of 2 variants (not: y).", text)
         self.assertIn("syscalls/req within 2 %: 2 of 2.", text)
         self.assertIn("Pairs separable by CPU in either run: 1 of 1; in both: 1; ordered the other way in the other run: 1 (x and y).", text)
         b["meta"]["rate"] = 600                      # not the same command: not judged as a repeat
-        self.assertNotIn("Run twice", card.compare(a, b))
+        self.assertNotIn("Run twice", compare.compare(a, b))
 
     def test_cpu_relative_to_its_own_run_takes_a_spell_of_the_box_out(self):
         def run(box):           # each round's two forks ran in one spell; the whole of run B in a 30 % slower one
@@ -210,17 +210,17 @@ class CardTest(unittest.TestCase):
                 {"scenario": "cost", "round": k + 1, "label": label,
                  "fork": card.fork_figures(cost_json(cpu_s_per_window=cpu * box))}
                 for k, pair in enumerate([(1.0, 2.0), (1.1, 2.1), (0.95, 1.95)]) for label, cpu in zip("xy", pair)]}
-        text = card.compare(run(1.0), run(1.3))
+        text = compare.compare(run(1.0), run(1.3))
         self.assertIn("**Run twice:** CPU: each run's median inside the other's interval for 0 of 2 variants", text)
         self.assertIn("CPU relative to its own run (each fork over the geometric mean of its round's forks, so a spell "
                       "of the box moves a round together): each run's median inside the other's interval for 2 of 2 "
                       "variants.", text)
-        self.assertAlmostEqual(1 / 2 ** 0.5, card.relative(run(1.0), ["x", "y"])["x"][0])
+        self.assertAlmostEqual(1 / 2 ** 0.5, compare.relative(run(1.0), ["x", "y"])["x"][0])
         one_sided = run(1.0)                                  # y dearer by half in B, x not: relative CPU sees it
         for c in one_sided["cells"]:
             c["fork"]["cpu_us"] *= 1.5 if c["label"] == "y" else 1.0
         self.assertIn("inside the other's interval for 0 of 2 variants (not: x, y).",
-                      card.relative_line(run(1.0), one_sided, ["x", "y"]))
+                      compare.relative_line(run(1.0), one_sided, ["x", "y"]))
 
     def test_two_placements_judge_the_machine_independent_counters_within_two_percent(self):
         a = self.run_of([("x", 1.0), ("x", 1.01), ("x", 0.99), ("y", 2.0), ("y", 2.02), ("y", 1.98)])
@@ -230,7 +230,7 @@ class CardTest(unittest.TestCase):
         for c in b["cells"]:                           # y's syscalls 3 % more in B
             if c["label"] == "y":
                 c["fork"]["syscalls_per_req"] *= 1.03
-        text = card.compare(a, b)
+        text = compare.compare(a, b)
         self.assertNotIn("Run twice", text)              # CPU moves with the placement: not a repeat
         self.assertIn("**Machine-independent** (cpusets differ; issue 39: within 2 % between placements and machines)", text)
         self.assertIn("syscalls/req within 2 %: 1 of 2 (not: y +3.0 %).", text)
@@ -262,6 +262,18 @@ class StillWarmingTest(unittest.TestCase):
         self.assertEqual([0.044, 0.006, 0.002], [counters.jit_share(w["stats0"], w["stats1"]) for w in kept])
         self.assertEqual(1, len(again))
         self.assertEqual(["speed-1.txt", "speed-2.txt", "speed-3.txt", "speed-4.txt"], self.probes)  # each its own
+
+    def test_a_window_without_its_stats_readings_is_measured_again(self):
+        from labbench.scenarios.cost import live
+        windows = iter([{"stats0": {}, "stats1": stats(1000, 1000, 0, 0, 0, 0)}]
+                       + [{"stats0": stats(0, 0, 0, 0, 0, 0), "stats1": stats(1000, 1000, 0, 0, 0, 0)}] * 3)
+        real, live.window = live.window, lambda *a, **k: next(windows)
+        try:
+            kept, again = live.warm_windows(None, "", 3, 5, Path("cell"))
+        finally:
+            live.window = real
+        self.assertEqual((3, 1), (len(kept), len(again)))
+        self.assertTrue(all(w["stats0"] for w in kept))
 
     def test_past_n_windows_again_the_windows_are_kept_as_they_are(self):
         kept, again = self.run_windows([0.2, 0.2, 0.2, 0.2, 0.2, 0.2])
@@ -396,7 +408,7 @@ class BoxSpeedTest(unittest.TestCase):
         a, b = self.run_of({"x": forks(1.0), "y": forks(1.0)}), self.run_of({"x": forks(1.2), "y": forks(1.2)})
         for r in (a, b):
             r["meta"] = {"cpu": "Xeon", "rate": 1000}
-        text = card.compare(a, b)
+        text = compare.compare(a, b)
         self.assertRegex(text, r"\| x \| CPU µs/req \| 203\.\d+ ± \d+\.\d+ \| 244\.\d+ ± \d+\.\d+ \| dearer \|")
         self.assertRegex(text, r"\| x \| CPU µs/req at median speed \| 22\d\.\d+ ± \d+\.\d+ \| 22\d\.\d+ ± \d+\.\d+ \| same \|")
         self.assertIn("**Run twice:** CPU: each run's median inside the other's interval for 0 of 2 variants (not: x, y).", text)
@@ -455,19 +467,19 @@ class ControlsTest(unittest.TestCase):
         return {"cells": cells, "meta": {"mode": "cost"}}
 
     def test_each_piece_against_what_it_asked(self):
-        self.assertEqual({"cpu": 2000.0, "alloc": 64.0, "syscalls": 10.0}, card.work_asked("cpu=2ms,alloc=65536,syscalls=10"))
+        self.assertEqual({"cpu": 2000.0, "alloc": 64.0, "syscalls": 10.0}, compare.work_asked("cpu=2ms,alloc=65536,syscalls=10"))
         off = self.run_of([1.0, 1.01, 0.99], 2048, "")
         # 500 µs x 5,000 requests = 2.5 s more per window; 64 KiB more per request
         on = self.run_of([3.5, 3.52, 3.48], 2048 + 65536, "work=cpu=500us,alloc=65536")
-        text = card.controls(off, on)
+        text = compare.controls(off, on)
         self.assertRegex(text, r"\| v \| CPU µs/req \| \+500\.00 \| \+500\.00 \(\+4[0-9]{2}\.[0-9]{2} to \+5[0-9]{2}\.[0-9]{2}\) \| as asked \(within ± 25\.00\) \|")
         self.assertIn("| v | alloc KiB/req | +64.00 | +64.00 (+64.00 to +64.00) | as asked (within ± 1.28) |", text)
         self.assertNotIn("syscalls/req", text)                  # not asked: not judged
         short = self.run_of([2.0, 2.01, 1.99], 2048 + 65536, "work=cpu=500us,alloc=65536")
-        self.assertIn("| v | CPU µs/req | +500.00 | +200.00 (", card.controls(off, short))
-        self.assertIn("off by -300.00 (-60.0 %; ± 25.00 allowed)", card.controls(off, short))
-        self.assertIsNone(card.controls(off, off))
-        self.assertIn("**Controls**", card.compare(off, on))
+        self.assertIn("| v | CPU µs/req | +500.00 | +200.00 (", compare.controls(off, short))
+        self.assertIn("off by -300.00 (-60.0 %; ± 25.00 allowed)", compare.controls(off, short))
+        self.assertIsNone(compare.controls(off, off))
+        self.assertIn("**Controls**", compare.compare(off, on))
 
 
 SAMPLES = Path(__file__).resolve().parents[2] / "docs" / "samples"
@@ -478,7 +490,7 @@ class RecordedControlsTest(unittest.TestCase):
     WORK moved its own counter by what it asked, within the tolerance, in a thread-per-request model
     (sync-servlet, a platform thread per connection) and an event-loop one (WebFlux on one Netty loop)."""
     def verdicts(self, off, on):
-        text = card.controls(read_results(SAMPLES / off), read_results(SAMPLES / on))
+        text = compare.controls(read_results(SAMPLES / off), read_results(SAMPLES / on))
         return {(m.group(1), m.group(2)): m.group(3) for m in
                 re.finditer(r"^\| (\S+) \| ([^|]+?) \| [^|]+ \| [^|]+ \| ([^|]+?) \|$", text, re.M) if m.group(1) != "variant"}
 

@@ -13,6 +13,7 @@ the forks, and a ranking that calls a difference only where the intervals do.
   live.py      one fork: the load started once, the warm-up on it, the windows, the JVM at rest after
   counters.py  perf's and the JVM's counters of one window, and what they make per request
   card.py      the card, the ranking, the forks' spread
+  compare.py   two cost runs against each other (make compare): run twice, two placements, the controls
 """
 import math
 
@@ -23,7 +24,7 @@ from ...report import charts
 from ...report.fmt import f_int
 from ...variants import parse_variants
 from .. import Scenario
-from . import card, live, tiers
+from . import card, compare, live, tiers
 
 NAME = "cost"
 DEFAULT_RATE = 1000
@@ -174,7 +175,7 @@ class Cost(Scenario):
                 + "\n".join(card.ranking(run)) + "\n")
 
     def compare(self, run_a, run_b):
-        return card.compare(run_a, run_b)
+        return compare.compare(run_a, run_b)
 
     def charts(self, run_dir, run, draw=False):
         if draw and card.variants(run):
