@@ -256,7 +256,7 @@ check "a role that ignores TERM is ended by the KILL that follows it" stubborn
 
 echo "== a tiny DB cell on the hosts [${SECONDS}s]"
 # PostgreSQL on h3 (pg.sh serve under host-run), psql and pgbench on h4, the app on h1 (R2DBC to h3).
-DB=(BACKEND=postgres DB_DRIVER=r2dbc DB_POOL=10 APPS=async-servlet SLEEP_MS=200)
+DB=(BACKEND=postgres DB_DRIVER=r2dbc DB_POOL=10 APPS=async-servlet SLEEP_MS=200 WARMUP=3s)
 rc=0
 env "${TINY[@]}" "${DB[@]}" HOSTS="$INV" RESULTS_DIR="$TMP/db" ./bench.sh >"$TMP/db.out" 2>&1 || rc=$?
 db_cell() {
@@ -277,7 +277,10 @@ print("pgbench", cal["rps"], "tps; cell", cell["steady_rps"], "req/s,", cell["pc
 # ~100 pg_sleep queries is 0-2 ticks of 10 ms: read, but too small to assert on)
 assert cal["status"] == "ok" and cell["status"] == "ok" and cell["db_driver"] == "r2dbc", (cal["status"], cell["status"], cell.get("reason"), cell["db_driver"])
 assert cell["cpu_db_ms_per_request"] is not None and cell["db_pss_mb"] > 0 and cell["db_processes"] >= 11, "PostgreSQL's figures"
-assert cell["pct_of_bound"] >= 50, "below half its bound"
+# half its bound, or a shortfall the cell names from a measurement: the smoke runs this beside its other
+# sections, and once (ci32, 2026-11-27) the box was 96.9 % busy and this cold 1-thread JVM served 24.9 %
+box = cell.get("cpu_box_pct") or 0
+assert cell["pct_of_bound"] >= 50 or box >= 95, f"below half its bound ({cell['pct_of_bound']} %) with the box at {box} %"
 EOF
 }
 check "a DB cell with PostgreSQL on the db host: ok, pgbench on the first load host, the cluster's CPU read there" db_cell
