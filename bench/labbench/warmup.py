@@ -79,21 +79,36 @@ def settled(windows):
     return min(costs[1:]) >= costs[0] * (1 - CPU_FALL_MAX)
 
 
-def read_stats(stats_url):
-    """A /stats reading for a window's edge: {"t", "stats"}, or None when /stats did not answer in time
-    (web.http's 5 s). A cold JVM whose CPU the app and its compiler share may answer late: one Reactor
-    Netty fork at 1,000 req/s on one CPU did (2026-11-27), and its warm-up, ended by that one missed
-    reading, left a JVM 6 s old to be measured. A missed reading is skipped: the window runs on to the
-    next one that comes."""
-    t, stats = time.monotonic(), web.get_json(stats_url)
-    return {"t": t, "stats": stats} if stats is not None else None
+class Readings:
+    """A warm-up's /stats readings and the windows between them. A reading that did not come in time
+    (web.http's 5 s; None) is skipped and the window runs on to the next one that comes: a cold JVM whose
+    CPU the app and its compiler share may answer late, as one Reactor Netty fork at 1,000 req/s on one
+    CPU did (2026-11-27), and its warm-up, ended by that one missed reading, left a JVM 6 s old to be
+    measured. /stats silent for CAP_S ends it as no steady state."""
 
+    def __init__(self, first, t):
+        self.started, self.missed, self.windows = t, 0, []
+        self.reads = [{"t": t, "stats": first}] if first is not None else []
 
-def no_answer(started, missed):
-    """The warm-up's end when /stats has not answered for CAP_S since the warm-up started (else None)."""
-    if time.monotonic() - started < CAP_S:
-        return None
-    return "no steady state", f"no steady state within {CAP_S} s: /stats did not answer {missed} time(s)"
+    def add(self, stats, t, floor_s=FLOOR_S):
+        """The next reading (taken at t), and the verdict on the windows so far: (outcome, text), outcome
+        "unknown" for an app whose /stats has no jvm object to judge the JIT by."""
+        if stats is not None and "jvm" not in stats:
+            return "unknown", "no /stats jvm object to judge the JIT by"
+        if stats is None:
+            self.missed += 1
+            if time.monotonic() - self.started >= CAP_S:
+                return "no steady state", f"no steady state within {CAP_S} s: /stats did not answer {self.missed} time(s)"
+            return "warming", ""
+        self.reads.append({"t": t, "stats": stats})
+        if len(self.reads) >= 2:
+            self.windows.append(window(self.reads[-2], self.reads[-1]))
+        return verdict(self.windows, floor_s=floor_s) if self.windows else ("warming", "")
+
+    def record(self):
+        """What the warm-up's record keeps of them."""
+        return {"seconds": round(sum(w.seconds for w in self.windows), 1), "missed_reads": self.missed,
+                "requests": sum(w.requests for w in self.windows), "windows": [w.to_json() for w in self.windows]}
 
 
 def verdict(windows, floor_s=FLOOR_S, cap_s=CAP_S):
@@ -180,36 +195,27 @@ def auto_warm_up(url, wt, conns, out, stats_url, measured_url=None, fault_url=No
 
 
 def _windows(url, wt, conns, out, stats_url, how, fault_url, schedule):
-    started, missed, waited = time.monotonic(), 0, 0.0
-    windows, reads = [], [r for r in [read_stats(stats_url)] if r]
+    t, waited = time.monotonic(), 0.0
+    readings = Readings(web.get_json(stats_url), t)
     while True:
-        if windows and fault_url:
+        if readings.windows and fault_url:
             remote.fast(fault_url, schedule)      # the window's own schedule, from its start
         # from the first load host: a warm-up needs the app's code paths, not the split
         cmd = ["wrk", "-t", str(wt), "-c", str(conns), "-d", f"{WINDOW_S}s", url]
-        place.run("loadgen", cmd, out.with_name(f"{out.stem}-{len(windows) + 1:02d}{out.suffix}"))
+        place.run("loadgen", cmd, out.with_name(f"{out.stem}-{len(readings.windows) + 1:02d}{out.suffix}"))
         stats = web.get_json(stats_url)
         if stats and stats.get("background"):     # work handed off and not done: the window ends with it
             stats, seconds = finish_background(stats_url, fault_url)
             waited, wt, conns = waited + seconds, 1, 1
             how = how.split("; ")[0] + (f"; each window ended once the calls it handed off were done ({waited:.0f} s "
                                         f"in all), from the second on 1 connection: its pool keeps pace with no more")
-        if stats is not None and "jvm" not in stats:
-            return {"mode": "auto", "outcome": "unknown", "text": "no /stats jvm object to judge the JIT by",
-                    "command": place.shown("loadgen", cmd), "how": how, "windows": [w.to_json() for w in windows]}
-        if stats is None:
-            missed += 1
-        else:
-            reads.append({"t": time.monotonic(), "stats": stats})
-            if len(reads) >= 2:
-                windows.append(window(reads[-2], reads[-1]))
-        outcome, text = verdict(windows) if windows else ("warming", "")
-        if outcome == "warming" and stats is None:
-            outcome, text = no_answer(started, missed) or (outcome, text)
+        outcome, text = readings.add(stats, time.monotonic())
+        if outcome == "unknown":
+            return {"mode": "auto", "outcome": outcome, "text": text, "command": place.shown("loadgen", cmd), "how": how,
+                    "windows": [w.to_json() for w in readings.windows]}
         if outcome != "warming":
             return {"mode": "auto", "outcome": outcome, "text": text, "command": place.shown("loadgen", cmd), "how": how,
-                    "seconds": round(sum(w.seconds for w in windows), 1), "missed_reads": missed,
-                    "requests": sum(w.requests for w in windows), "windows": [w.to_json() for w in windows]}
+                    **readings.record()}
 
 
 # The longest a window's handed-off calls may take to finish: past it the window is read as it is,

@@ -41,8 +41,8 @@ def fork_figures(cost):
                # windows whose /stats reads failed have no per-request figures: what the app was doing then
                unread=[[100 * w["task_ns"] / w["perf_s"] / 1e9, (w.get("syscalls") or 0) / w["perf_s"]]
                        for w in windows if not w.get("requests") and w.get("task_ns") is not None],
-               still_warming=len([w for w in cost.get("still_warming") or () if not _unread(w)]),
-               unread_again=len([w for w in cost.get("still_warming") or () if _unread(w)]),
+               still_warming=len([w for w in cost.get("still_warming") or () if not counters.unread(w)]),
+               unread_again=len([w for w in cost.get("still_warming") or () if counters.unread(w)]),
                rest_us_per_s=None if rest is None else rest / 1e3,
                # over its windows together: a ~150 ms stall at one window's edge moves answers into the next
                # (WebFlux on Netty, 2026-11-27: 1,001.9, 1,002.3 and 971.9 req/s, 1,000 in flight throughout)
@@ -81,9 +81,14 @@ def variants(run, model=None):
     return [(label, [dict(f, cpu_us_at_speed=speed.at_speed(f, model)) for f in forks]) for label, forks in rows]
 
 
+def cells_of(run):
+    """Every cell of a run, round by round (a loaded run's `rounds`, else its `cells`)."""
+    return [c for cells in (run.get("rounds") or {"1": run["cells"]}).values() for c in cells]
+
+
 def raw_variants(run):
     out = {}
-    for c in [c for cells in (run.get("rounds") or {"1": run["cells"]}).values() for c in cells]:
+    for c in cells_of(run):
         if c.get("scenario") == "cost" and c.get("fork"):      # its part, flat in a loaded run
             out.setdefault(c["label"], []).append(c["fork"])
     return list(out.items())
@@ -148,11 +153,6 @@ def unwhole_line(run):
             if why:
                 out.append(f"{label}'s fork {k}: " + "; ".join(why))
     return ("Forks not measured whole (in the card, with less to say): " + "; ".join(out) + ".\n") if out else ""
-
-
-def _unread(window):
-    """A window that lacks one of its two /stats readings (live.warm_windows measures it again)."""
-    return not ((window.get("stats0") or {}).get("jvm") and (window.get("stats1") or {}).get("jvm"))
 
 
 def still_warming_line(run):

@@ -7,7 +7,7 @@ import re
 from ...report.fmt import work_of
 from ...report.interval import difference, interval, ratio
 from . import speed
-from .card import raw_variants, variants
+from .card import cells_of, raw_variants, variants
 
 
 # (key, what) the machine-independent figures compare reads directly across machines; CPU is the
@@ -79,21 +79,25 @@ def within_lines(fa, fb, common, figures):
     return lines
 
 
+def inside_line(what, ivs_a, ivs_b, common):
+    """For how many variants each run's median sits inside the other run's interval, and which do not."""
+    inside = [v for v in common if ivs_a[v] and ivs_b[v] and ivs_b[v].holds(ivs_a[v].median) and ivs_a[v].holds(ivs_b[v].median)]
+    return (f"{what}: each run's median inside the other's interval for {len(inside)} of {len(common)} variants"
+            + (f" (not: {', '.join(v for v in common if v not in inside)})" if len(inside) < len(common) else "") + ".")
+
+
 def repeat_lines(fa, fb, common, model=None):
     """The same command run twice on one machine (issue 39's acceptance): how many CPU medians sit in
     the other run's interval (as measured, and at the box's median speed over both runs where the
     probe ran: speed.py), how many variants' syscalls and allocation agree within 2 %, and whether
     every pair that one run separates by CPU is ordered the same way in the other."""
-    def inside_line(key, what):
-        ivs = {k: {v: interval([f.get(key) for f in forks[v]]) for v in common} for k, forks in (("a", fa), ("b", fb))}
-        inside = [v for v in common if ivs["a"][v] and ivs["b"][v] and ivs["b"][v].holds(ivs["a"][v].median)
-                  and ivs["a"][v].holds(ivs["b"][v].median)]
-        return ivs, (f"{what}: each run's median inside the other's interval for {len(inside)} of {len(common)} variants"
-                     + (f" (not: {', '.join(v for v in common if v not in inside)})" if len(inside) < len(common) else "") + ".")
-    iv, line = inside_line("cpu_us", "**Run twice:** CPU")
-    lines = [line]
+    def ivs(key):
+        return {k: {v: interval([f.get(key) for f in forks[v]]) for v in common} for k, forks in (("a", fa), ("b", fb))}
+    iv = ivs("cpu_us")
+    lines = [inside_line("**Run twice:** CPU", iv["a"], iv["b"], common)]
     if model:
-        lines.append(inside_line("cpu_us_at_speed", f"CPU at the box's median speed over both runs (fit R² {100 * model.r2:.0f} %)")[1])
+        at = ivs("cpu_us_at_speed")
+        lines.append(inside_line(f"CPU at the box's median speed over both runs (fit R² {100 * model.r2:.0f} %)", at["a"], at["b"], common))
     lines += within_lines(fa, fb, common, (("syscalls_per_req", "syscalls/req"), ("alloc_kib", "alloc KiB/req")))
     pairs = [(x, y) for i, x in enumerate(common) for y in common[i + 1:]]
     sep = {k: {(x, y): ratio(iv[k][x], iv[k][y]) for x, y in pairs} for k in ("a", "b")}
@@ -112,10 +116,9 @@ def relative(run, labels):
     takes that spell's level out (half an hour later every variant's CPU read +7 to +20 % on the same
     box, cost-pool-a against cost-pool-b). Rounds where a label has no CPU are left out."""
     rounds = {}
-    for r, cells in (run.get("rounds") or {"1": run["cells"]}).items():
-        for c in cells:
-            if c.get("scenario") == "cost" and c.get("fork") and c["label"] in labels:
-                rounds.setdefault(c.get("round", r), {})[c["label"]] = c["fork"].get("cpu_us")
+    for c in cells_of(run):
+        if c.get("scenario") == "cost" and c.get("fork") and c["label"] in labels:
+            rounds.setdefault(c.get("round"), {})[c["label"]] = c["fork"].get("cpu_us")
     out = {v: [] for v in labels}
     for cpus in rounds.values():
         if all((cpus.get(v) or 0) > 0 for v in labels):
@@ -131,11 +134,9 @@ def relative_line(run_a, run_b, common):
     if len(common) < 2:
         return ""
     ra, rb = relative(run_a, common), relative(run_b, common)
-    ivs = {v: (interval(ra[v]), interval(rb[v])) for v in common}
-    inside = [v for v, (a, b) in ivs.items() if a and b and a.holds(b.median) and b.holds(a.median)]
-    return (f"CPU relative to its own run (each fork over the geometric mean of its round's forks, so a spell of the box "
-            f"moves a round together): each run's median inside the other's interval for {len(inside)} of {len(common)} "
-            f"variants" + (f" (not: {', '.join(v for v in common if v not in inside)})" if len(inside) < len(common) else "") + ".")
+    return inside_line("CPU relative to its own run (each fork over the geometric mean of its round's forks, so a spell "
+                       "of the box moves a round together)", {v: interval(ra[v]) for v in common},
+                       {v: interval(rb[v]) for v in common}, common)
 
 
 # WORK's pieces (issue 39's controls): (piece, figure, what, the tolerance on what it adds: relative or absolute)
@@ -161,7 +162,7 @@ def work_asked(spec):
 def works(run):
     """{variant label: its WORK as its app printed it on its lab: line ('' for none)}."""
     out = {}
-    for c in [c for cells in (run.get("rounds") or {"1": run["cells"]}).values() for c in cells]:
+    for c in cells_of(run):
         if c.get("scenario") == "cost":
             out.setdefault(c["label"], work_of(c.get("lab_line")))
     return out

@@ -99,6 +99,12 @@ def client_connections(tables, port):
     return sum(1 for line in tables.splitlines() if len(f := line.split()) > 3 and f[3] == "01" and f[2].endswith(end))
 
 
+def unread(window):
+    """A window that lacks one of its two /stats readings (one did not answer in time): no request count
+    to divide by (live.warm_windows measures it again)."""
+    return not ((window.get("stats0") or {}).get("jvm") and (window.get("stats1") or {}).get("jvm"))
+
+
 def kept(stats):
     """What a window keeps of a /stats read: its counters, not its thread lists."""
     return {k: stats.get(k) for k in ("completed", "errors", "inFlight", "queued", "jvm")}

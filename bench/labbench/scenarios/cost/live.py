@@ -81,28 +81,23 @@ def start_load(lab, d, url):
 def warm_on_load(stats_url):
     """WARMUP=auto's rule on the measured load: /stats read every WINDOW_S until the JIT has settled
     (warmup.verdict): the warm-up's record, as the other scenarios' cells keep it."""
-    started, missed, windows = time.monotonic(), 0, []
-    reads = [r for r in [warmup.read_stats(stats_url)] if r]
+    t = time.monotonic()
+    readings = warmup.Readings(web.get_json(stats_url), t)
     print(f"  warming up on the measured load in {warmup.WINDOW_S} s windows until the JIT settles "
           f"({FLOOR_S}-{warmup.CAP_S} s: past the servers' first idle timeouts) …", flush=True)
     while True:
         time.sleep(warmup.WINDOW_S)
-        read = warmup.read_stats(stats_url)      # a missed reading is skipped (warmup.read_stats says why)
-        if read is not None and "jvm" not in read["stats"]:
-            return {"mode": "auto", "outcome": "unknown", "text": "no /stats jvm object to judge the JIT by"}
-        missed += read is None
-        reads += [read] if read else []
-        if read and len(reads) >= 2:
-            windows.append(warmup.window(reads[-2], reads[-1]))
-        outcome, text = warmup.verdict(windows, floor_s=FLOOR_S) if windows else ("warming", "")
-        if outcome == "warming" and read is None:
-            outcome, text = warmup.no_answer(started, missed) or (outcome, text)
+        t = time.monotonic()                  # a missed reading is skipped (warmup.Readings says why)
+        outcome, text = readings.add(web.get_json(stats_url), t, floor_s=FLOOR_S)
+        if outcome == "unknown":
+            return {"mode": "auto", "outcome": outcome, "text": text}
         if outcome != "warming":
-            late = f"; /stats answered late {missed} time(s), each window running on to the next reading" if missed else ""
-            print(f"  warm-up: {text} ({sum(w.requests for w in windows):,} requests on the measured load{late})", flush=True)
+            record = readings.record()
+            late = (f"; /stats answered late {readings.missed} time(s), each window running on to the next reading"
+                    if readings.missed else "")
+            print(f"  warm-up: {text} ({record['requests']:,} requests on the measured load{late})", flush=True)
             return {"mode": "auto", "outcome": outcome, "text": text, "how": "the measured load itself (vegeta at RATE)",
-                    "seconds": round(sum(w.seconds for w in windows), 1), "requests": sum(w.requests for w in windows),
-                    "missed_reads": missed, "windows": [w.to_json() for w in windows]}
+                    **record}
 
 
 def fixed_warm_up(seconds):
@@ -124,7 +119,7 @@ def warm_windows(p, stats_url, n, seconds, d, profiled=None, backend_port=None):
         jit = counters.jit_share(w["stats0"], w["stats1"])
         # a window without its two /stats readings (one did not answer in time) has no request count to
         # divide by, and read as a load not carried (cost-pool-b, Reactor Netty's client, round 1): again
-        unread = not ((w["stats0"] or {}).get("jvm") and (w["stats1"] or {}).get("jvm"))
+        unread = counters.unread(w)
         if (unread or (jit is not None and jit > warmup.JIT_SHARE_MAX)) and len(again) < n:
             print(f"  {'window without its /stats readings' if unread else f'window at {100 * jit:.1f} % compiler: still warming'}"
                   f", measured again", flush=True)
