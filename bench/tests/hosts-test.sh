@@ -127,7 +127,12 @@ refused() {
     local name=$1 inv=$2 expected=$3 rc=0
     shift 3
     env "${TINY[@]}" "$@" HOSTS="$inv" RESULTS_DIR="$TMP/r-$name" ./bench.sh >"$TMP/$name.out" 2>&1 || rc=$?
-    cat "$TMP/$name.out"
+    # what a failure needs, first: the smoke shows a failed check's first lines only (the usage would bury them)
+    echo "exit $rc; run directory: $([[ -e "$TMP/r-$name" ]] && echo made || echo none)"
+    grep -v '^  ' "$TMP/$name.out" | head -8
+    ours_left && echo "left: a process of ours in a namespace"
+    run_files_left && echo "left: a file of these runs on a host"
+    masters >/dev/null && echo "left: an ssh master"
     [[ $rc == 2 ]] && grep -q "^ERROR: .*$expected" "$TMP/$name.out" && grep -q "^Usage: " "$TMP/$name.out" \
         && [[ ! -e "$TMP/r-$name" ]] && nothing_left
 }
