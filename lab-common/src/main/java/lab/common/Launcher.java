@@ -4,7 +4,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
-import lab.common.admin.AdminAccess;
+import lab.agent.AdminAccess;
 import lab.common.admin.AdminServer;
 import lab.common.config.LabConfig;
 import lab.common.container.Container;

@@ -16,7 +16,8 @@ import java.util.function.UnaryOperator;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 
-import lab.common.Json;
+import lab.agent.AdminAccess;
+import lab.agent.Json;
 import lab.common.Launcher;
 import lab.common.config.LabConfig;
 import lab.common.profile.Profiler;

@@ -23,7 +23,7 @@ import jdk.jfr.consumer.RecordedStackTrace;
 import jdk.jfr.consumer.RecordedThread;
 import jdk.jfr.consumer.RecordingFile;
 
-import lab.common.Json;
+import lab.agent.Json;
 import lab.common.admin.AdminServer;
 
 /**

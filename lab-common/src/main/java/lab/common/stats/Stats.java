@@ -1,7 +1,6 @@
 package lab.common.stats;
 
 import java.lang.management.ManagementFactory;
-import java.lang.management.MemoryMXBean;
 import java.lang.management.ThreadInfo;
 import java.lang.management.ThreadMXBean;
 import java.util.ArrayList;
@@ -17,6 +16,7 @@ import java.util.function.Supplier;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
+import lab.agent.Jvm;
 import lab.common.Launcher;
 import lab.common.VirtualThreads;
 import lab.common.config.LabConfig;
@@ -31,7 +31,6 @@ import lab.common.db.DbStats;
 public final class Stats {
 
     private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
-    private static final MemoryMXBean MEMORY = ManagementFactory.getMemoryMXBean();
     private static final Pattern TRAILING_NUMBER = Pattern.compile("\\d+$");
     private static final int MAX_APP_THREADS = 10_000;
 
@@ -233,7 +232,7 @@ public final class Stats {
         carrierThreads.clear();
         virtualThreads.set(0);
         generation.incrementAndGet();
-        THREADS.resetPeakThreadCount();
+        Jvm.resetPeak();
         DbStats pool = db;
         if (pool != null) pool.reset();
         admission.reset();
@@ -256,10 +255,8 @@ public final class Stats {
                 + ",\"virtualThreads\":" + virtualThreads.get()
                 + ",\"carrierThreads\":" + jsonArray(carrierThreads)
                 + ",\"busyThreads\":" + jsonArray(busyThreads())
-                + ",\"liveThreads\":" + THREADS.getThreadCount()
-                + ",\"peakThreads\":" + THREADS.getPeakThreadCount()
-                + ",\"heapUsedBytes\":" + MEMORY.getHeapMemoryUsage().getUsed()
-                + ",\"jvm\":" + JvmCpu.toJson()
+                // liveThreads, peakThreads, heapUsedBytes, jvm: as the lab's Java agent reads any JVM
+                + "," + Jvm.figuresJson()
                 + (db == null ? "" : ",\"db\":" + db.toJson())
                 + qosJson()
                 // Last: a search for the first "inFlight" still finds the top-level one.

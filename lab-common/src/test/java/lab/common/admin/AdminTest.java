@@ -16,6 +16,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
+import lab.agent.AdminAccess;
 import lab.common.config.LabConfig;
 import lab.common.profile.Profiler;
 import lab.common.stats.Stats;

@@ -25,7 +25,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-import lab.common.admin.AdminAccess;
+import lab.agent.AdminAccess;
 import lab.common.admin.AdminServer;
 import lab.common.config.LabConfig;
 import lab.common.stats.Stats;

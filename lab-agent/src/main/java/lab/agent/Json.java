@@ -1,10 +1,10 @@
-package lab.common;
-
+package lab.agent;
 
 /**
- * The lab's own JSON string writer, for the admin port's answers (AdminServer's, the Profiler's):
- * they are built by hand, so that their fields keep the order and the number formats the bench
- * parses, and no JSON library has to be on every app's classpath for a few strings.
+ * The lab's own JSON string writer, for the admin port's answers (lab-common's AdminServer and
+ * Profiler, and this agent's {@link AgentServer}): they are built by hand, so that their fields keep
+ * the order and the number formats the bench parses, and no JSON library has to be on every app's
+ * classpath for a few strings (nor in a foreign app's, beside its own, where the agent runs).
  */
 public final class Json {
 

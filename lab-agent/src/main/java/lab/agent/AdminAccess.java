@@ -1,4 +1,4 @@
-package lab.common.admin;
+package lab.agent;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -24,6 +24,10 @@ import java.util.Base64;
  *
  * <p>A profile is written only under {@value #PROFILE_DIR_ENV} (the bench's run directory),
  * compared as canonical paths: a {@code ..} or a symlink out of it is refused. Unset: no profile.
+ *
+ * <p>Two admin ports ask it: lab-common's AdminServer (the lab's own apps) and the lab's Java agent
+ * ({@link AgentServer}, which never profiles). Both read the same environment, so a lab app run
+ * with the agent takes one token on both ports.
  */
 public final class AdminAccess {
 
@@ -81,21 +85,21 @@ public final class AdminAccess {
     }
 
     /** True when {@code authorization} (the header's value, or null) is {@code Bearer <token>}; compared in constant time. */
-    boolean allows(String authorization) {
+    public boolean allows(String authorization) {
         if (authorization == null) return false;
         byte[] expected = ("Bearer " + token).getBytes(StandardCharsets.UTF_8);
         return MessageDigest.isEqual(expected, authorization.trim().getBytes(StandardCharsets.UTF_8));
     }
 
     /** What a 401 says. */
-    String refusal() {
+    public String refusal() {
         return given ? "this call changes the JVM's state: it needs the header Authorization: Bearer <" + TOKEN_ENV + ">"
                 : "this call changes the JVM's state, and this JVM was started without " + TOKEN_ENV
                         + ": start it with " + TOKEN_ENV + "=<a secret> in its environment and send Authorization: Bearer <it>";
     }
 
     /** Throws {@link Forbidden} where no profile may be written (no {@value #PROFILE_DIR_ENV}). */
-    void checkProfiling() throws Forbidden {
+    public void checkProfiling() throws Forbidden {
         if (profileRoot == null) {
             throw new Forbidden("this JVM may write a profile nowhere: start it with " + PROFILE_DIR_ENV
                     + "=<an absolute directory> in its environment");
@@ -107,7 +111,7 @@ public final class AdminAccess {
      * deepest existing directory, symlinks resolved, inside the root's real path (the rest is
      * created as plain directories). Checked before anything is created: a refusal changes nothing.
      */
-    Path profileDir(Path dir) throws Forbidden {
+    public Path profileDir(Path dir) throws Forbidden {
         checkProfiling();
         Path normal = dir.normalize();
         Path root = profileRoot.normalize();
@@ -125,9 +129,14 @@ public final class AdminAccess {
         throw new Forbidden("dir " + dir + " leads out of " + PROFILE_DIR_ENV + " (" + root + ") through a link");
     }
 
+    /** Where the token came from, as a log line may say it: never the token itself. */
+    public String tokenOrigin() {
+        return given ? "from " + TOKEN_ENV : "random, told to no one";
+    }
+
     @Override
     public String toString() {
-        return "AdminAccess[token " + (given ? "from " + TOKEN_ENV : "random, told to no one") + ", profiles under "
+        return "AdminAccess[token " + tokenOrigin() + ", profiles under "
                 + (profileRoot == null ? "nowhere" : profileRoot) + "]";
     }
 }

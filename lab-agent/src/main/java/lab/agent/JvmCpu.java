@@ -1,4 +1,4 @@
-package lab.common.stats;
+package lab.agent;
 
 import java.io.IOException;
 import java.lang.invoke.MethodHandle;
@@ -13,8 +13,6 @@ import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-
-import lab.common.Json;
 
 /**
  * The {@code jvm} object of /stats (issue 26): how much of this JVM's CPU went to its JIT
@@ -82,7 +80,7 @@ import lab.common.Json;
  *       read it as the JVM's allocation.</li>
  * </ul>
  */
-final class JvmCpu {
+public final class JvmCpu {
 
     private static final Path TASKS = Path.of("/proc/self/task");
     private static final long MS_PER_TICK = 10;   // USER_HZ = 100
@@ -97,7 +95,8 @@ final class JvmCpu {
     private JvmCpu() {
     }
 
-    static String toJson() {
+    /** The {@code jvm} object: {@code {"cpuMs":...,"nonProfiledCodeKb":...}} (read as the class comment says). */
+    public static String toJson() {
         long[] compiler = compilerCpu();
         long cpuMs = ProcessHandle.current().info().totalCpuDuration().map(Duration::toMillis).orElse(-1L);
         long compileMs = COMPILER != null && COMPILER.isCompilationTimeMonitoringSupported() ? COMPILER.getTotalCompilationTime() : -1;

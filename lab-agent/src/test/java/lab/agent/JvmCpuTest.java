@@ -1,17 +1,15 @@
-package lab.common.stats;
+package lab.agent;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import org.junit.jupiter.api.Test;
-
-import lab.common.VirtualThreads;
-import lab.common.profile.ProfilerTest;
 
 /**
  * /stats' {@code jvm} object (issue 26): the process's CPU moves with work done in it, measured
@@ -30,7 +28,7 @@ class JvmCpuTest {
     @Test
     void cpuFollowsWorkAndTheCompilerIsPartOfIt() throws Exception {
         String before = JvmCpu.toJson();
-        long threadCpu = ProfilerTest.burnCpu(300);   // 300 ms of this thread's own CPU
+        long threadCpu = burnCpu(300);   // 300 ms of this thread's own CPU
         String after = JvmCpu.toJson();
         long grew = field(after, "cpuMs") - field(before, "cpuMs");
         // The process's CPU grew by at least the thread's (ProcessHandle rounds to the ms; 10 % room).
@@ -104,7 +102,7 @@ class JvmCpuTest {
      */
     @Test
     void whatVirtualThreadsAllocatedIsInTheTotal() throws Exception {
-        assumeTrue(VirtualThreads.supported(), "virtual threads need JDK 21+ (running " + System.getProperty("java.version") + ")");
+        assumeTrue(Runtime.version().feature() >= 21, "virtual threads need JDK 21+ (running " + System.getProperty("java.version") + ")");
         long total = allocated(null);
         long[] own = new long[1];
         Thread virtual = (Thread) Thread.class.getMethod("startVirtualThread", Runnable.class).invoke(null, (Runnable) () -> {
@@ -125,6 +123,20 @@ class JvmCpuTest {
         String after = JvmCpu.toJson();
         assertTrue(field(after, "gcCount") >= field(before, "gcCount") + 1, before + " -> " + after);
         assertTrue(field(after, "gcTimeMs") >= field(before, "gcTimeMs") && field(before, "gcTimeMs") >= 0, before + " -> " + after);
+    }
+
+    /** About {@code ms} of this thread's CPU (bounded by 15 s of wall time); the thread CPU ns it used. */
+    static long burnCpu(long ms) {
+        ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+        long cpuStart = mx.getCurrentThreadCpuTime();
+        long cpuEnd = cpuStart + ms * 1_000_000L;
+        long wallEnd = System.nanoTime() + 15_000_000_000L;
+        double x = 0;
+        while (mx.getCurrentThreadCpuTime() < cpuEnd && System.nanoTime() < wallEnd) {
+            for (int i = 0; i < 100_000; i++) x += Math.sqrt(x + i);
+        }
+        if (x == 42) System.out.println(x);   // keep x alive
+        return mx.getCurrentThreadCpuTime() - cpuStart;
     }
 
     /** allocatedBytes as /stats says it: the JDK's way (null) or the live threads' sum. */
