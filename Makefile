@@ -12,7 +12,8 @@ BENCH_VARS := APPS CONTAINERS THREADS CLIENT PROFILE PRESET WRK_THREADS CONNECTI
               SLOW_BYTES FANOUT FANOUT_MS FANOUT_APPS LOADGEN RATE REPEAT DURATION SLEEP_MS WRK_TIMEOUT WARMUP REMOTE_PORT APP_PORT ADMIN_PORT \
               RESULTS_DIR START_TIMEOUT JAVA_OPTS APP_ARGS CPUSETS HOSTS SWEEP SWEEP_VARIANTS SWEEP_CONTAINER \
               COST_VARIANTS COST_FORKS COST_WINDOWS COST_WINDOW WORK \
-              BACKEND DB_URL DB_POOL DB_QUERY DB_ACQUIRE_TIMEOUT_MS DB_EXECUTOR_THREADS DB_DRIVER
+              BACKEND DB_URL DB_POOL DB_QUERY DB_ACQUIRE_TIMEOUT_MS DB_EXECUTOR_THREADS DB_DRIVER \
+              APP_JAR APP_PATH APP_BACKEND
 export $(BENCH_VARS)
 
 # Maven is the project's own: bench/tools/mvn.sh runs the Maven Wrapper (./mvnw, Maven 3.9.16 pinned in
@@ -34,7 +35,7 @@ need_tools = missing=""; for t in $(1); do command -v $$t >/dev/null || missing=
 	  fi; \
 	fi
 
-.PHONY: help bench sweep cost compare test build hosts clean
+.PHONY: help bench sweep cost compare test build examples hosts clean
 
 help: ## list the targets (this text)
 	@echo "Usage: make <target> [VAR=value ...]"
@@ -63,6 +64,10 @@ test: ## the Java tests, then the bench smoke test (installs wrk, curl, shellche
 	# 10:03-10:25 one on a slow afternoon (2026-11-26). Not -q: Surefire's "Tests run" lines are the record.
 	$(MVN_RUN) --no-transfer-progress -T 3 verify
 	bench/tests/smoke-test.sh
+
+examples: ## build the Spring Boot services in examples/ as their users do (./mvnw -f examples/<name>/pom.xml package): apps for APP_JAR
+	@$(call need_tools,unzip)
+	for e in boot-service boot-webflux; do $(MVN) -f examples/$$e/pom.xml package -DskipTests || exit 1; done
 
 build: ## build every jar (./mvnw package, tests skipped: `make test` runs them)
 	@$(call need_tools,unzip)

@@ -8,7 +8,7 @@ import signal
 import urllib.parse
 from pathlib import Path
 
-from . import catalog, db, place, procs, remote, warmup, web
+from . import catalog, db, foreign, place, procs, remote, warmup, web
 from .checks import is_virtual
 from .plan import pool_rank
 
@@ -22,6 +22,7 @@ class App:
         self.key = None
         self.threads = None        # its pool now: --threads at start, or what resize() grew it to
         self.resized_line = None   # the app's lab: line after a resize (its log has the one of its start)
+        self.own_line = None       # APP_JAR: the lab: line the bench writes for a foreign jar (foreign.command_tail)
         self.log = None
         self.cds = None            # its class-data archive (JDK 19+)
         self.profile_root = None   # LAB_PROFILE_DIR: where it may write a profile (the run's directory, or its tmp on a host)
@@ -71,10 +72,13 @@ class App:
         fault, s = remote.fault_url(self.lab, cell), self.lab.s
         timeout_s = cell.scene.call_ms(s) // 1000 + 5 + conns // 200
         fast = fault is not None and remote.fast(fault, f"{(timeout_s + 10) * 1000}ms:delay=0")
+        stats_url = self.admin + "/stats"
+        if foreign.is_foreign(cell.app):        # an app whose in-flight count the agent cannot read: the backend's
+            stats_url = foreign.drain_url(stats_url, self.lab.url(s.remote_port, "/stats"))
         try:
-            if web.wait_drained(self.admin + "/stats", timeout_s):
+            if web.wait_drained(stats_url, timeout_s):
                 return None
-            left = web.get_json(self.admin + "/stats") or {}
+            left = web.get_json(stats_url) or {}
             handed = f", {left['background']:,} calls handed off and not done" if left.get("background") else ""
             return (f"{left.get('inFlight', '?')} in flight and {left.get('queued', 0)} queued{handed} after {timeout_s} s"
                     + (", remote-sleep answering at once" if fast else ""))
@@ -102,7 +106,10 @@ class App:
 
     def start(self, cell):
         """Start the app for a cell and wait until it answers: None, or why not."""
+        if foreign.is_foreign(cell.app):
+            return self.start_foreign(cell)
         s, m, module = self.lab.s, self.lab.m, catalog.MODULE_OF[cell.app]
+        self.own_line = None
         self.starts += 1
         driver = f"-{cell.db_driver}" if cell.db_driver else ""
         self.log = self.lab.run_dir / "logs" / f"{self.starts:02d}-{cell.app}-{cell.container}-t{cell.threads}{driver}.log"
@@ -146,6 +153,25 @@ class App:
         return web.wait_ready(self.proc, self.admin + "/stats", self.log, [s.app_port, s.admin_port],
                                 s.start_timeout, host=place.address("app"))
 
+    def start_foreign(self, cell):
+        """APP_JAR: the jar started with the lab's agent on the admin port (foreign.py), told its port and its
+        backend; None when both its port and the agent answer, or why not (its last log lines when it exited)."""
+        s, m, own = self.lab.s, self.lab.m, self.lab.s.foreign
+        self.starts += 1
+        self.log = self.lab.run_dir / "logs" / f"{self.starts:02d}-{cell.app}-{cell.container}-t{cell.threads}.log"
+        self.cds, self.profile_root = None, None
+        tmp = place.private_tmp("app", self.lab.run_dir)
+        tail, self.own_line = foreign.command_tail(own, own["jar"], cell.threads, place.address("app"), s.app_port,
+                                                   s.admin_port, self.lab.url(s.remote_port, ""), s.sleep_ms)
+        cmd = [place.java("app", m.java), *place.jvm_flags("app", s.java_opts),
+               *([f"-Djava.io.tmpdir={tmp}"] if tmp else []), *s.java_opts, *tail]
+        self.proc = place.start("app", cmd, out=self.log, env=web.admin_env())   # the token: the agent's, never argv
+        self.key, self.had_side_load = cell.app_key, False
+        self.threads, self.resized_line = cell.threads, None
+        reason = web.wait_ready(self.proc, self.admin + "/stats", self.log, [s.app_port, s.admin_port],
+                                s.start_timeout, host=place.address("app"))
+        return reason and foreign.start_failure(reason, self.proc, self.log, s, place.address("app"))
+
     def stop(self):
         """An app is disposable once its cell is measured, and a graceful stop costs up to its
         shutdown grace (2 s) with requests in flight: KILL it, unless the JVM has yet to write its
@@ -160,6 +186,12 @@ class App:
         self.proc, self.key, self.threads = None, None, None
 
     def verify(self, out, cell):
+        """One request that proves app -> remote -> app (foreign.verify for APP_JAR); None, or why not."""
+        if foreign.is_foreign(cell.app):
+            return foreign.verify(self.lab, cell, out, self.admin + "/stats")
+        return self.verify_lab(out, cell)
+
+    def verify_lab(self, out, cell):
         """One fast request must answer 200 with what its scenario expects (the remote's body,
         "slept N ms"): None, or why not. ms=0 proves the path app -> remote-sleep -> app without
         waiting a sleep."""
@@ -180,8 +212,8 @@ class App:
 
     def lab_line(self):
         """The app's `lab: ...` line: its effective configuration (at its start, or after a resize)."""
-        if self.resized_line:
-            return self.resized_line
+        if self.resized_line or self.own_line:
+            return self.resized_line or self.own_line
         if self.log is None:
             return ""
         return next((line for line in procs.read_lines(self.log) if line.startswith("lab: ")), "")

@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import db, loadgens, place
+from . import db, foreign, loadgens, place
 from .record import CellRecord
 
 
@@ -72,7 +72,8 @@ def _new_record(s, cell):
                       app_cpus=place.cpu_count("app"),
                       db_driver=cell.db_driver or None,
                       params={**cell.scene.params(s), **(db.cell_params(s) if cell.db_driver else {}), **({"app_args": " ".join(cell.app_args)} if cell.app_args else {}),
-                              **({"wrk_timeout": cell.wrk_timeout} if cell.wrk_timeout else {})})
+                              **({"wrk_timeout": cell.wrk_timeout} if cell.wrk_timeout else {}),
+                              **(foreign.cell_params(s) if s.foreign else {})})
 
 
 def _measure(lab, app, cell, d, rec, since_start):

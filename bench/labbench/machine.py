@@ -11,7 +11,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import place, procs, web
+from . import foreign, place, procs, web
 from .catalog import MODULE_OF
 from .checks import Fatal
 
@@ -158,13 +158,16 @@ def build_if_stale(s, java_home):
     """Build when a jar is missing or older than any source or pom (tests are `make test`'s job)."""
     modules = ["remote-sleep"]
     for app in s.apps + (s.fanout_apps if "fanout" in s.scenarios else []):
-        if MODULE_OF[app] not in modules:
-            modules.append(MODULE_OF[app])
+        module = MODULE_OF[app] or foreign.AGENT_MODULE     # APP_JAR: the user's jar is theirs; the lab's agent is ours
+        if module not in modules:
+            modules.append(module)
     stale = []
     for m in modules:
         jar = Path(m, "target", f"{m}.jar")
-        sources = [Path("pom.xml"), Path(m, "pom.xml"), Path(m, "src"), Path("lab-common/pom.xml"),
-                   Path("lab-common/src")]
+        # src/main: a test's source is in no jar, and a jar the build finds up to date keeps its old time
+        # (lab-agent's, which no shade step rewrites), so a newer test would call for a build every run.
+        sources = [Path("pom.xml"), Path(m, "pom.xml"), Path(m, "src", "main"), Path("lab-common/pom.xml"),
+                   Path("lab-common/src/main"), Path("lab-agent/pom.xml"), Path("lab-agent/src/main")]
         if not jar.is_file() or newest_mtime(sources) > jar.stat().st_mtime:
             stale.append(m)
     if not stale:

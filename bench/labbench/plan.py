@@ -3,7 +3,7 @@ do not exist and why, and the order in which one JVM may take a matrix's pools. 
 its own cells of one app x container x pool (Scenario.cells); a planner (the sweep) its whole matrix."""
 from dataclasses import dataclass
 
-from . import catalog, db, scenarios
+from . import catalog, db, foreign, scenarios
 from .checks import is_virtual
 
 
@@ -44,7 +44,7 @@ class Cell:
         may be one that ran a smaller pool, given this one (App.resize: grown, or switched to
         virtual threads and back) and warmed again. Netty's event loops are fixed at start, and so
         is the number of carriers: vN only where the JVM pinned N at its start (`carriers`)."""
-        if self.pool_mode == "event-loop" or self.variant or not self.scene.grows_pool:
+        if self.pool_mode == "event-loop" or self.variant or not self.scene.grows_pool or foreign.is_foreign(self.app):
             return False
         return self.pool_mode == "platform" or self.threads == f"v{self.carriers}"
 
@@ -112,6 +112,8 @@ def pool_rank(threads):
     """The order in which one JVM can take a matrix's pools (App.resize): platform pools as they
     grow, and vN where a 1-thread pool is, since on Jetty it runs on as few platform threads (a
     selector and a spare), and no pool shrinks. THREADS="1 200 v1" runs 1, v1, 200."""
+    if not is_virtual(threads) and not threads.isdigit():
+        return (0, 0)                  # a foreign app's own pool (foreign.OWN): it is never grown
     return (1, 1) if is_virtual(threads) else (int(threads), 0)
 
 
@@ -145,7 +147,7 @@ def plan(s):
                         continue
                     # A JVM takes its pools in pool_rank's order, and pins the carriers of the first vN
                     carriers = next((int(t[1:]) for t in s.threads if is_virtual(t)), 0) if scene.grows_pool else 0
-                    for threads in sorted(s.threads, key=pool_rank) if scene.grows_pool else s.threads:
+                    for threads in sorted(s.threads, key=pool_rank) if scene.grows_pool and not s.foreign else s.threads:
                         for client in s.clients:
                             gap = left_out_because(app, container, threads, client)
                             if gap:
@@ -156,7 +158,7 @@ def plan(s):
                             for driver in db.drivers_of(s, app):    # [None] with BACKEND=http
                                 def make(loadgen, wt, conns):
                                     return Cell(len(cells) + 1, name, app, container, threads, wt, conns, loadgen,
-                                                rnd, scene.path(s), client=client, db_driver=driver or "",
+                                                rnd, s.foreign.get("path") or scene.path(s), client=client, db_driver=driver or "",
                                                 carriers=carriers)
                                 for cell in scene.cells(s, make, s.loadgens):
                                     cell.index = len(cells) + 1

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field
 from typing import List
 
-from . import catalog, db, inventory, loadgens, place, scenarios
+from . import catalog, db, foreign, inventory, loadgens, place, scenarios
 from .checks import COUNT, DURATION, UsageError, count, counts, is_virtual, known, seconds_of, split_list  # noqa: F401
 from . import knobs
 from .knobs import setting
@@ -69,7 +69,7 @@ CORE = (
             "`loadgen`, one or more load hosts; each host's `cpus` pins its roles), reached over ssh; `SCENARIO=call` "
             "and the sweep, with wrk and vegeta, so far ([docs/hosts.md](hosts.md))", "quiet"),
 )
-CORE_DEFAULTS = {s.name: s.default for s in CORE + db.SETTINGS}
+CORE_DEFAULTS = {s.name: s.default for s in CORE + db.SETTINGS + foreign.SETTINGS}
 
 
 # WORK's words (the apps check the values too: --work)
@@ -122,6 +122,7 @@ class Settings:
     db_acquire_timeout_ms: int = 0
     db_executor_threads: int = 0
     db_drivers: list = field(default_factory=list)  # the DB_DRIVER filter; empty: every driver an app has
+    foreign: dict = field(default_factory=dict)     # APP_JAR: the jar (foreign.Jar), its path, args and backend args; {} without
 
     def __getattr__(self, name):
         """A scenario's setting as an attribute, eg, s.slow_clients, s.fanout_ms."""
@@ -148,7 +149,8 @@ def groups():
     """[(heading, [Setting])]: the common settings, the database's, then each registered scenario's own
     (a setting two scenarios share, once): what --help and docs/settings.md list, in this order."""
     out = [("", list(CORE)), ("BACKEND=postgres: a PostgreSQL query per request (each app once per DB driver it "
-                              "has: catalog.tsv's db column)", list(db.SETTINGS))]
+                              "has: catalog.tsv's db column)", list(db.SETTINGS)),
+           ("APP_JAR: your own service, any executable jar, measured like the lab's apps", list(foreign.SETTINGS))]
     seen = {s.name for _, rows in out for s in rows}
     for sc in scenarios.ALL:
         own = [s for s in sc.settings if s.name not in seen]
@@ -297,6 +299,9 @@ def parse(environ, mode="matrix", n_cores=None):
     db_settings = db.parse(v, seconds_of(wrk_timeout), int(v["SLEEP_MS"]))
     cpusets = place.parse(v["CPUSETS"])
     hosts = _hosts(v, scenario_names, loadgens, mode)
+    own = foreign.parse(v, environ, scenario_names, loadgens, mode)
+    if own:
+        apps, containers, threads = own["apps"], own["containers"], own["threads"]
     s = Settings(
         raw=v, apps=apps, containers=containers, threads=threads, clients=clients, profile=v["PROFILE"] == "1",
         wrk_threads=wrk_threads,
@@ -306,7 +311,7 @@ def parse(environ, mode="matrix", n_cores=None):
         sleep_ms=int(v["SLEEP_MS"]), remote_port=ports["REMOTE_PORT"], app_port=ports["APP_PORT"],
         admin_port=ports["ADMIN_PORT"], results_dir=v["RESULTS_DIR"], start_timeout=start_timeout,
         java_opts=v["JAVA_OPTS"].split(), cpusets=cpusets, hosts=hosts, app_args=v["APP_ARGS"].split(), mode=mode, variants=variants,
-        extra=extra, **db_settings)
+        extra=extra, foreign=own, **db_settings)
     db.check_fits(s)
     if mode != "matrix" and s.backend == "postgres":
         s = dataclasses.replace(s, variants=scenarios.get(mode).with_drivers(s))

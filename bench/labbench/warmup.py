@@ -10,6 +10,7 @@ per request stopped falling: none of the later windows cheaper than the first of
 CPU_FALL_MAX. Before FLOOR_S it never has; past CAP_S the cell is measured anyway and labelled
 "no steady state within CAP_S s".
 """
+import re
 import time
 from dataclasses import dataclass
 
@@ -61,7 +62,7 @@ class Window:
 def window(before, after):
     """A Window from two /stats documents (their `completed` and `jvm`) and the seconds between them."""
     b, a = before["stats"], after["stats"]
-    return Window(seconds=after["t"] - before["t"], requests=a["completed"] - b["completed"],
+    return Window(seconds=after["t"] - before["t"], requests=a.get("completed", 0) - b.get("completed", 0),
                   cpu_ms=a["jvm"]["cpuMs"] - b["jvm"]["cpuMs"],
                   compiler_cpu_ms=a["jvm"]["compilerCpuMs"] - b["jvm"]["compilerCpuMs"])
 
@@ -195,15 +196,20 @@ def auto_warm_up(url, wt, conns, out, stats_url, measured_url=None, fault_url=No
 
 
 def _windows(url, wt, conns, out, stats_url, how, fault_url, schedule):
-    t, waited = time.monotonic(), 0.0
-    readings = Readings(web.get_json(stats_url), t)
+    t, waited, counted = time.monotonic(), 0.0, 0
+    first = web.get_json(stats_url)
+    if first is not None and "completed" not in first:       # APP_JAR: a server whose requests the agent cannot count
+        how += "; requests counted by wrk (the app's own count is unknown)"
+    readings = Readings(with_count(first, counted), t)
     while True:
         if readings.windows and fault_url:
             remote.fast(fault_url, schedule)      # the window's own schedule, from its start
         # from the first load host: a warm-up needs the app's code paths, not the split
         cmd = ["wrk", "-t", str(wt), "-c", str(conns), "-d", f"{WINDOW_S}s", url]
-        place.run("loadgen", cmd, out.with_name(f"{out.stem}-{len(readings.windows) + 1:02d}{out.suffix}"))
-        stats = web.get_json(stats_url)
+        window_out = out.with_name(f"{out.stem}-{len(readings.windows) + 1:02d}{out.suffix}")
+        place.run("loadgen", cmd, window_out)
+        counted += wrk_requests(window_out)
+        stats = with_count(web.get_json(stats_url), counted)
         if stats and stats.get("background"):     # work handed off and not done: the window ends with it
             stats, seconds = finish_background(stats_url, fault_url)
             waited, wt, conns = waited + seconds, 1, 1
@@ -216,6 +222,21 @@ def _windows(url, wt, conns, out, stats_url, how, fault_url, schedule):
         if outcome != "warming":
             return {"mode": "auto", "outcome": outcome, "text": text, "command": place.shown("loadgen", cmd), "how": how,
                     **readings.record()}
+
+
+def with_count(stats, counted):
+    """/stats as it is, or, where it has no request count (APP_JAR: a server whose agent cannot read one),
+    with wrk's count of the warm-up's answers so far in its place."""
+    return stats if stats is None or "completed" in stats else {**stats, "completed": counted}
+
+
+def wrk_requests(path):
+    """The answers a plain wrk run counted ("12345 requests in 3.00s"), 0 where its output has none."""
+    try:
+        found = re.search(r"(\d+) requests in ", path.read_text(errors="replace"))
+    except OSError:
+        return 0
+    return int(found.group(1)) if found else 0
 
 
 # The longest a window's handed-off calls may take to finish: past it the window is read as it is,

@@ -48,15 +48,8 @@ cleanup() {
 trap cleanup EXIT
 
 PASSED=0 FAILED=0
-check() {
-    local what=$1 t0=$SECONDS
-    shift
-    if "$@" >"$TMP/check.out" 2>&1; then
-        PASSED=$((PASSED + 1)); echo "ok   - $what ($((SECONDS - t0)) s)"
-    else
-        FAILED=$((FAILED + 1)); echo "FAIL - $what ($((SECONDS - t0)) s)"; sed 's/^/       /' "$TMP/check.out" | tail -n 15
-    fi
-}
+# shellcheck source=bench/tests/check.sh
+source bench/tests/check.sh
 
 echo "== hosts [${SECONDS}s]"
 INV=$(bench/tools/netns-hosts.sh up "$H")

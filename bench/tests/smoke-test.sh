@@ -20,7 +20,8 @@
 # every ok wrk cell. With PostgreSQL: a kill -9 of the bench mid-cell leaves no process of the run
 # after 15 s, lab's password is needed, and the next run starts cleanly. `make sweep` runs on a tiny sweep (2 levels x 2 variants, 2 s cells): its
 # tables, knee line and chart files. HOSTS on 5 network namespaces with an sshd each
-# (bench/tests/hosts-test.sh, started first and run beside the rest). shellcheck when it is installed.
+# (bench/tests/hosts-test.sh, started first and run beside the rest). APP_JAR: the Spring Boot example
+# and a jar wrong in each way (bench/tests/own-test.sh, likewise). shellcheck when it is installed.
 # Prints "N passed, M failed" last and exits 1 when anything failed.
 #
 # USAGE: bench/tests/smoke-test.sh        (ports 19100-19102 by default; override with REMOTE_PORT etc.)
@@ -137,13 +138,21 @@ if [[ ${1:-} != sweep ]]; then
     REMOTE_PORT=19110 APP_PORT=19111 ADMIN_PORT=19112 bench/tests/hosts-test.sh >"$HOSTS_OUT" 2>&1 &
     HOSTS_PID=$!
 fi
+# APP_JAR end to end (bench/tests/own-test.sh, ~1 min: the Boot example built and run, the bad jars) runs
+# beside the rest too, on ports of its own; its lines are shown at the end.
+OWN_OUT="$TMP/own-test.out"
+OWN_PID=
+if [[ ${1:-} != sweep ]]; then
+    REMOTE_PORT=19140 APP_PORT=19141 ADMIN_PORT=19142 bench/tests/own-test.sh >"$OWN_OUT" 2>&1 &
+    OWN_PID=$!
+fi
 # Ended with us (stop_background; its own EXIT trap takes its namespaces down), waited for before $TMP goes.
 COST_PID=
 FANOUT_PID=
 # What runs in the background is ended with us, by its PID (cleared once waited for: a PID is reused).
 stop_background() {
     local p
-    for p in $HOSTS_PID $COST_PID $FANOUT_PID; do kill "$p" 2>/dev/null && wait "$p"; done
+    for p in $HOSTS_PID $OWN_PID $COST_PID $FANOUT_PID; do kill "$p" 2>/dev/null && wait "$p"; done
     rm -rf "$TMP"
 }
 trap stop_background EXIT
@@ -755,6 +764,10 @@ for f in glob.glob('$TMP/cost/latest/cells/*/cost.json'):
     assert all(w['profile'].get('samples') for w in ws), [w['profile'] for w in ws]"
 check "the JDK client's idle pool and keep-alive set by the lab and printed (docs/traps.md #42)" \
     grep -q 'idlePool=256 (beyond it the oldest idle connection is closed) keepAlive=20s' "$TMP"/cost/latest/logs/01-*.log
+
+section "APP_JAR: your own service (bench/tests/own-test.sh, started first, beside the rest)"
+check "APP_JAR end to end (bench/tests/own-test.sh: its lines below when it fails)" background_result OWN_PID "$OWN_OUT"
+grep -E '^(ok|FAIL) ' "$TMP/check.out" | sed 's/^/     /'
 
 section "HOSTS: the roles on 5 namespace hosts, each with its own sshd (bench/tests/hosts-test.sh, started first, beside the rest)"
 check "HOSTS end to end (bench/tests/hosts-test.sh: its lines below when it fails)" background_result HOSTS_PID "$HOSTS_OUT"

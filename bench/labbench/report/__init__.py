@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from .. import loadgens, scenarios
-from . import csvout, db as dbreport, figures, hosts as hostsreport, layers
+from . import csvout, db as dbreport, figures, hosts as hostsreport, layers, own as ownreport
 from .figures import calibration_record, cell_record, ceilings_of, load_run, read_results, results_json  # noqa: F401
 from .fmt import (error_total, f_cores, f_int, f_lat, f_mb, f_pct, f_rps, per_connection, ranged, status_text,
                   throughput, write_atomically)
@@ -94,8 +94,8 @@ def markdown(run, charts=()):
     containers = meta.get("containers") or sorted({c["container"] for c in cells})
     sleep_s = (meta.get("sleep_ms") or 1000) / 1000.0
     ctx = scenarios.Context(apps, containers, calibration, sleep_s, list(charts))
-    sections = [sec for s in scenarios.reporting(run["meta"]) for sec in s.sections(run, ctx)] + [(20, dbreport.section(run)),
-                                                                               (25, hostsreport.section(run))]
+    sections = [sec for s in scenarios.reporting(run["meta"]) for sec in s.sections(run, ctx)] + [
+        (5, ownreport.section(run)), (20, dbreport.section(run)), (25, hostsreport.section(run))]
     return "".join([first_screen(run), *(text for _order, text in sorted(sections, key=lambda sec: sec[0])),
                     layers.section(cells), "\n# Appendix\n", environment(meta, apps, containers), lab_lines(cells),
                     this_run(meta, calibration, containers), all_cells(cells), calibration_table(calibration)])

@@ -11,7 +11,7 @@ import json
 import re
 from pathlib import Path
 
-from .. import loadgens, scenarios
+from .. import foreign, loadgens, scenarios
 from . import db as dbreport, layers
 from ..record import CellRecord, read_kv
 from .fmt import ms, num, read_json, throughput  # noqa: F401  (ms: re-exported for the load generators)
@@ -130,21 +130,17 @@ def cell_record(d, ceilings):
     shared keys and its own scenario's and load generator's `fields` (results_json nests those)."""
     r = CellRecord.load(d)
     scenario, gen = scenarios.get(r.scenario), loadgens.get(r.loadgen)
-    threads = threads_value(r.threads)
-    conns = r.connections
-    # Little's law: throughput = requests in flight / time each spends. A thread-per-request
-    # app holds at most `threads` in flight; everything else at most one per connection.
-    # (On virtual threads, thread_per_request is false: a blocked virtual thread holds no carrier.)
-    sleep_s = scenario.wait_ms(r) / 1000.0
-    if conns is None:                  # an open loop: what its rate keeps in flight
-        conns = round((r.rate or 0) * sleep_s)
-    in_flight = min(conns, threads) if r.thread_per_request else conns
-    bound, bound_how = scenario.bound(r, in_flight, sleep_s)      # a fan-out model's calls count too
+    stats = read_json(d / "stats.json") or {}
+    own = foreign.judged(r, stats)    # APP_JAR: its pool and model as its running JVM said (None: the lab's apps)
+    threads, tpr, pool_mode = ((own["threads"], own["thread_per_request"], own["pool_mode"]) if own
+                               else (threads_value(r.threads), r.thread_per_request, r.pool_mode))
+    conns, sleep_s, bound, bound_how = _bound(r, scenario, threads, tpr)
+    bound_how = bound_how or (own or {}).get("bound_how")
     rec = {
         "index": r.index, "round": r.round or 1, "loadgen": r.loadgen, "scenario": r.scenario,
-        "app": r.app, "container": r.container, "threads": threads, "client": r.client, "pool_mode": r.pool_mode,
+        "app": r.app, "container": r.container, "threads": threads, "client": r.client, "pool_mode": pool_mode,
         "wrk_threads": r.wrk_threads, "connections": r.connections, "duration_s": r.duration_s,
-        "sleep_ms": r.sleep_ms, "thread_per_request": r.thread_per_request,
+        "sleep_ms": r.sleep_ms, "thread_per_request": tpr,
         "requests": None, "rps": None, "steady_rps": None,
         "bound_rps": None if bound is None else round(bound, 2), "ceiling_rps": None, "pct_of_ceiling": None,
     }
@@ -153,10 +149,13 @@ def cell_record(d, ceilings):
     if r.app_cpus:                     # CPUSETS: the app's CPU cannot read above its CPUs
         rec["app_cpus"] = r.app_cpus
     rec.update(gen.figures(r, d))
+    if own:
+        foreign.above_pool(rec, conns, sleep_s)
+        rec.update(foreign.fields(stats, r))
     _within_bound(rec, r)
     if gen.has_ceiling and scenario.has_ceiling and not r.db_driver:    # a DB cell's: pgbench's (below)
         _against_ceiling(rec, r, ceilings)
-    rec.update(stats_fields(read_json(d / "stats.json") or {}))
+    rec.update(stats_fields(stats))
     m = r.measured
     _resources(rec, r, m)
     if r.db_driver:                       # BACKEND=postgres: its ceiling, bound, DB pool, PostgreSQL's CPU and memory
@@ -170,6 +169,17 @@ def cell_record(d, ceilings):
         "app_log": r.app_log, "status": r.status,
     })
     return rec
+
+
+def _bound(r, scenario, threads, thread_per_request):
+    """(connections, wait s, req/s at most or None, how or None): Little's law, throughput = requests in
+    flight / time each spends. A thread-per-request app holds at most `threads` in flight; everything
+    else at most one per connection. (On virtual threads, thread_per_request is false: a blocked virtual
+    thread holds no carrier.) An open loop's connections are what its rate keeps in flight."""
+    sleep_s = scenario.wait_ms(r) / 1000.0
+    conns = r.connections if r.connections is not None else round((r.rate or 0) * sleep_s)
+    in_flight = min(conns, threads) if thread_per_request else conns
+    return (conns, sleep_s, *scenario.bound(r, in_flight, sleep_s))      # a fan-out model's calls count too
 
 
 # A steady rate more than this above the cell's Little's-law bound is the estimator's, not the app's.
