@@ -133,7 +133,9 @@ class App:
         pin = (["-Djdk.virtualThreadScheduler.parallelism=%d" % cell.carriers, "-Djdk.virtualThreadScheduler.maxPoolSize=%d" % cell.carriers]
                if cell.grows_pool and cell.carriers and not is_virtual(cell.threads) and m.java_major >= 21 else [])
         tmp = place.private_tmp("app", self.lab.run_dir)
-        cmd = [place.java("app", m.java), *cds, *place.jvm_flags("app", s.java_opts), *pin,
+        # a cost variant's +agent: the lab's agent beside the app on a free port, to price it (its own /stats unread)
+        agent = [foreign.agent_flag(place.address("app"), 0, cell.app)] if cell.agent else []
+        cmd = [place.java("app", m.java), *cds, *place.jvm_flags("app", s.java_opts), *pin, *agent,
                *([f"-Djava.io.tmpdir={tmp}"] if tmp else []), *s.java_opts, "-jar", str(jar),
                "--app", cell.app, "--container", cell.container, "--threads", cell.threads, "--host", place.address("app"),
                "--port", str(s.app_port), "--admin-port", str(s.admin_port),

@@ -246,11 +246,17 @@ def command_tail(ctx, jar, threads, host, port, admin_port, remote_base, sleep_m
     # agent reads the pool from (~2 MB of heap, Boot's docs say). A user's own setting of these is refused.
     boot = ([f"--server.port={port}", f"--server.address={host}"]
             + (["--server.tomcat.mbeanregistry.enabled=true"] if "tomcat" in jar.servers else [])) if jar.boot else []
-    agent = f"-javaagent:{AGENT_JAR}=host={host},port={admin_port},app={jar.name}"
+    agent = agent_flag(host, admin_port, jar.name)
     line = (f"lab: app={jar.name} jar={jar.describe} {mapping} listen=http://{host}:{port}{ctx['path']} "
             f"agent=http://{host}:{admin_port}/stats" + (f" boot: {' '.join(boot)}" if boot else "")
             + f" args: {' '.join(shlex.quote(a) for a in fill) or '(none)'}")
     return [*jvm, agent, "-jar", str(jar.path), *boot, *pool_args, *fill], line
+
+
+def agent_flag(host, port, app):
+    """The JVM flag that puts the lab's agent beside an app: /stats on host:port (0: a free port, for a
+    lab app whose own admin port the bench reads, the agent only priced: a cost variant's +agent)."""
+    return f"-javaagent:{AGENT_JAR}=host={host},port={port},app={app}"
 
 
 def _fill(arg, values):

@@ -25,6 +25,7 @@ class Cell:
     wrk_timeout: str = "" # a planner's wrk --timeout for this cell (PRESET=2021: wrk's default 2 s)
     db_driver: str = ""   # BACKEND=postgres: the app's database driver (--db-driver); "" = the HTTP backend
     carriers: int = 0     # a JVM that may switch to virtual threads pins their scheduler to this many carriers at start (plan)
+    agent: bool = False   # the lab's agent beside the app (a cost variant's +agent: what it costs)
 
     @property
     def pool_mode(self):
@@ -54,7 +55,7 @@ class Cell:
         # JVM's (two JVMs of one app settle at different CPU costs: docs/traps.md #39). The pool
         # size only where the JVM cannot grow its pool.
         pool = "grows" if self.grows_pool else self.threads
-        return self.round, self.app, self.container, pool, self.client, self.app_args, self.db_driver
+        return self.round, self.app, self.container, pool, self.client, self.app_args, self.db_driver, self.agent
 
     @property
     def client_suffix(self):
@@ -68,7 +69,8 @@ class Cell:
         load = f"w{self.wrk_threads}-c{self.connections}" if self.loadgen == "wrk" else self.loadgen
         client = f"-{self.client_suffix}" if self.client_suffix else ""
         driver = f"-{self.db_driver}" if self.db_driver else ""
-        return f"{self.index:02d}-{rnd}{scenario}{self.app}-{self.container}-t{self.threads}{client}{driver}-{load}"
+        agent = "-agent" if self.agent else ""
+        return f"{self.index:02d}-{rnd}{scenario}{self.app}-{self.container}-t{self.threads}{client}{driver}{agent}-{load}"
 
     @property
     def label(self):

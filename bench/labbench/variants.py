@@ -8,7 +8,9 @@ from .checks import COUNT, UsageError, is_virtual, known, split_list
 
 # A variant is app[@container]:threads, threads = N, vN, or "conns": a pool as large as
 # the level's connections (thread-per-request at any scale: what a platform thread per request costs).
-VARIANT = re.compile(r"([a-z-]+)(?:@([a-z]+))?:(conns|v?[0-9]+)(?::([a-z-]+))?")
+# "+agent": the lab's Java agent beside the app (foreign.agent_flag), whose cost the cost card prices.
+VARIANT = re.compile(r"([a-z-]+)(?:@([a-z]+))?:(conns|v?[0-9]+)(?::([a-z-]+))?(\+agent)?")
+AGENT_LABEL = ", with the lab's agent"
 @dataclass(frozen=True)
 class Variant:
     """One row of a planner's matrix: an app on a container with a pool (the sweep runs it at every level)."""
@@ -17,12 +19,13 @@ class Variant:
     threads: str              # "200", "v1", or "conns" (= the level's connections)
     client: str = catalog.DEFAULT_CLIENT    # the app's outbound HTTP client
     db_driver: str = ""       # BACKEND=postgres: its database driver (a variant per driver the app has)
+    agent: bool = False       # the lab's agent (-javaagent) beside the app: what reading a JVM from outside costs
 
     @property
     def id(self):
         client = "" if self.client == catalog.DEFAULT_CLIENT else f":{self.client}"
         driver = f"/{self.db_driver}" if self.db_driver else ""
-        return f"{self.app}@{self.container}:{self.threads}{client}{driver}"
+        return f"{self.app}@{self.container}:{self.threads}{client}{'+agent' if self.agent else ''}{driver}"
 
     def threads_at(self, level):
         return str(level) if self.threads == "conns" else self.threads
@@ -40,7 +43,7 @@ class Variant:
             pool = f"{self.threads} thread{'s' if self.threads != '1' else ''}"
         client = "" if self.client == catalog.DEFAULT_CLIENT else f", {self.client} client"
         driver = f", {self.db_driver}" if self.db_driver else ""
-        return f"{self.app} {self.container}, {pool}{client}{driver}"
+        return f"{self.app} {self.container}, {pool}{client}{driver}{AGENT_LABEL if self.agent else ''}"
 
 
 
@@ -50,7 +53,7 @@ def parse_variants(text, default_container, name="SWEEP_VARIANTS"):
     for spec in split_list(text):
         m = VARIANT.fullmatch(spec)
         if not m:
-            raise UsageError(f"{name}: '{spec}' is not app[@container]:threads[:client] (threads N, vN or conns)")
+            raise UsageError(f"{name}: '{spec}' is not app[@container]:threads[:client][+agent] (threads N, vN or conns)")
         app, container, threads = m.group(1), m.group(2) or default_container, m.group(3)
         client = m.group(4) or catalog.DEFAULT_CLIENT
         if client not in catalog.APPS.get(app, catalog.APPS["sync-servlet"]).clients:
@@ -61,7 +64,7 @@ def parse_variants(text, default_container, name="SWEEP_VARIANTS"):
             raise UsageError(f"{name}: '{spec}': threads must be a positive integer, vN or conns")
         if not catalog.runs_on(app, container) or (container in catalog.EVENT_LOOP and is_virtual(threads)):
             raise UsageError(f"{name}: '{spec}': netty runs only the webflux app, on N event loops (not vN)")
-        variant = Variant(app, container, threads, client)
+        variant = Variant(app, container, threads, client, agent=bool(m.group(5)))
         if variant in variants:
             raise UsageError(f"{name}: '{spec}' is there twice")
         variants.append(variant)

@@ -46,6 +46,16 @@ class PlanTest(unittest.TestCase):
         self.assertEqual(("vegeta", 1000, {"app": "1", "backend": "0", "loadgen": "0"}), (cells[0].loadgen, s.rate, s.cpusets))
         self.assertEqual(len({c.app_key for c in cells}), 4)          # a fresh JVM for every fork
 
+    def test_a_variant_with_the_agent_is_its_own_jvm_beside_the_one_without(self):
+        s = parse({"SCENARIO": "cost", "COST_VARIANTS": "async-servlet:1 async-servlet:1+agent", "COST_FORKS": "1"},
+                  "cost", n_cores=2)
+        cells, _ = plan(s)
+        self.assertEqual([(c.variant, c.agent) for c in cells],
+                         [("async-servlet@jetty:1", False), ("async-servlet@jetty:1+agent", True)])
+        self.assertNotEqual(cells[0].app_key, cells[1].app_key)
+        self.assertEqual(s.variants[1].label, "async-servlet jetty, 1 thread, with the lab's agent")
+        self.assertTrue(cells[1].dir_name.endswith("-t1-agent-vegeta"), cells[1].dir_name)
+
     def test_bad_values_and_what_it_sets_itself(self):
         for env, words in [({"COST_FORKS": "0"}, "COST_FORKS"), ({"COST_WINDOW": "x"}, "COST_WINDOW"),
                            ({"COST_VARIANTS": "nope:1"}, "COST_VARIANTS"), ({"THREADS": "1"}, "sets THREADS itself"),
@@ -179,6 +189,19 @@ class CardTest(unittest.TestCase):
         self.assertIn("| 2.00 ± ", table)          # cores for 10,000 req/s: 200 µs x 10,000
         self.assertEqual([], card.spread_lines(self.run_of([("a", 1.0), ("a", 1.01), ("a", 1.0)])))
         self.assertEqual(1, len(card.spread_lines(self.run_of([("a", 1.0), ("a", 1.5)]))))
+
+    def test_the_agent_is_priced_against_the_same_variant_without_it(self):
+        base, agent = "async-servlet jetty, 1 thread", "async-servlet jetty, 1 thread, with the lab's agent"
+        lines = card.agent_lines(self.run_of([(base, 1.0), (base, 1.002), (base, 0.998),
+                                              (agent, 1.001), (agent, 1.003), (agent, 0.999)]))
+        self.assertIn(f"- the lab's agent on {base}: CPU 200.2 ± 1.0 against 200.0 ± 1.0 µs without it: +0.1 %", lines[2])
+        self.assertTrue(lines[2].endswith(": within 2 %"), lines[2])
+        dear = card.agent_lines(self.run_of([(base, 1.0), (base, 1.01), (base, 0.99),
+                                             (agent, 1.1), (agent, 1.11), (agent, 1.09)]))
+        self.assertTrue(dear[2].endswith("**more than 2 %**"), dear[2])
+        wide = card.agent_lines(self.run_of([(base, 1.0), (base, 1.2), (base, 0.8), (agent, 1.0), (agent, 1.2), (agent, 0.8)]))
+        self.assertIn("not resolved at ± 2 % by 3 and 3 forks", wide[2])
+        self.assertEqual([], card.agent_lines(self.run_of([(base, 1.0), (base, 1.01)])))
 
     def test_compare_judges_by_the_intervals_and_across_machines_by_ratios(self):
         a = self.run_of([("x", 1.0), ("x", 1.01), ("x", 0.99), ("y", 2.0), ("y", 2.02), ("y", 1.98)])

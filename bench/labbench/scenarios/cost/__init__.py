@@ -32,7 +32,8 @@ SETTINGS = (
     setting("COST_VARIANTS", "sync-servlet:200 sync-servlet:conns sync-servlet:v1 async-servlet:1 nio-servlet:1 webflux:1 "
             "webflux@netty:1 webflux@netty:1:reactor-netty async-servlet:1:jetty",
             "`SCENARIO=cost`: its variants, `app[@container]:threads[:client]` as in `SWEEP_VARIANTS`; `conns` = a "
-            "pool of 1.25 × the requests in flight; a pool that cannot hold them (RATE × SLEEP_MS) is left out, with why",
+            "pool of 1.25 × the requests in flight; a pool that cannot hold them (RATE × SLEEP_MS) is left out, with why; "
+            "`+agent`: the same with the lab's agent beside it (`-javaagent`, as under `APP_JAR`), and the card prices it",
             "list", meta="cost_variants"),
     setting("COST_FORKS", "3", "`SCENARIO=cost`: fresh JVMs per variant; each figure's interval is over them", "value"),
     setting("COST_WINDOWS", "3", "`SCENARIO=cost`: measured windows per fork, after its warm-up", "value"),
@@ -131,7 +132,7 @@ class Cost(Scenario):
                 if too_small(v, self.in_flight(s)):
                     continue
                 c = make(v.app, v.container, pool_for(v, self.in_flight(s)), None, None, v.id, v.client)
-                c.scenario, c.loadgen, c.round = self.name, "vegeta", fork
+                c.scenario, c.loadgen, c.round, c.agent = self.name, "vegeta", fork, v.agent
                 cells.append(c)
         return cells
 
@@ -172,7 +173,7 @@ class Cost(Scenario):
     def verdict(self, run):
         return ("## Verdict: what a request costs each model, mean ± 95 % interval over its fresh JVMs\n\n"
                 + card.card_table(run) + "\n" + card.still_warming_line(run) + card.unwhole_line(run) + card.steal_line(run) + card.speed_line(run)
-                + "\n".join(card.ranking(run)) + "\n")
+                + "\n".join(card.ranking(run) + card.agent_lines(run)) + "\n")
 
     def compare(self, run_a, run_b):
         return compare.compare(run_a, run_b)

@@ -5,6 +5,7 @@ import statistics
 
 from ...report.fmt import read_json
 from ...report.interval import interval, ratio
+from ...variants import AGENT_LABEL
 from . import counters, speed, tiers
 
 # (key, column, format): per request, per 1,000 requests, per 1,000 in flight
@@ -207,6 +208,33 @@ def speed_line(run):
             + (f" and {model.memory_ns:.0f} ns" if model.b else "")
             + f". CPU within ± {SPREAD_PCT:g} % of its median: {within('cpu_us')} of {len(rows)} variants as "
             f"measured, {within('cpu_us_at_speed')} at median speed.\n")
+
+
+AGENT_PCT = 2.0    # issue 48: the lab's agent may cost at most this % of a request's CPU
+
+
+def agent_lines(run):
+    """What the lab's agent costs (a `+agent` variant beside the same variant without it, one run, their
+    forks interleaved): CPU per request with over without, with the ratio's 95 % interval, judged against
+    AGENT_PCT: within it, above it, or not resolved where the interval is wider than that."""
+    rows = dict(variants(run))
+    lines = []
+    for label, forks in rows.items():
+        base = rows.get(label.removesuffix(AGENT_LABEL)) if label.endswith(AGENT_LABEL) else None
+        if base is None:
+            continue
+        for key, what in (("cpu_us", "CPU"), ("cpu_us_at_speed", "CPU at median speed")):
+            a, b = interval([f.get(key) for f in forks]), interval([f.get(key) for f in base])
+            r = ratio(a, b)
+            if r is None or r.low != r.low:
+                continue
+            pct, low, high = 100 * (r.value - 1), 100 * (r.low - 1), 100 * (r.high - 1)
+            verdict = (f"within {AGENT_PCT:g} %" if high <= AGENT_PCT else f"**more than {AGENT_PCT:g} %**"
+                       if low > AGENT_PCT else f"not resolved at ± {AGENT_PCT:g} % by {a.n} and {b.n} forks")
+            lines.append(f"- the lab's agent on {label.removesuffix(AGENT_LABEL)}: {what} {a.text()} against {b.text()} µs "
+                         f"without it: {pct:+.1f} % (95 % CI {low:+.1f} to {high:+.1f} %): {verdict}")
+    return (["", "The lab's agent (`-javaagent`, its sampler every 100 ms; how `APP_JAR` reads a JVM), priced:"] + lines
+            if lines else [])
 
 
 def spread_lines(run):
