@@ -18,8 +18,6 @@ A foreign app's threads are otherwise its own: THREADS with a jar that is not Bo
 """
 import re
 import shlex
-import urllib.error
-import urllib.request
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -297,12 +295,8 @@ def verify(lab, cell, out, stats_url):
     s = lab.s
     backend = lab.url(s.remote_port, "/stats")
     before = (web.get_json(backend) or {}).get("completed")
-    url = lab.url(s.app_port, cell.path)
     try:
-        with urllib.request.urlopen(urllib.request.Request(url), timeout=s.sleep_ms / 1000 + 10) as r:
-            code, body = r.status, r.read()
-    except urllib.error.HTTPError as e:
-        code, body = e.code, e.read()
+        code, body = web.http(lab.url(s.app_port, cell.path), timeout=s.sleep_ms / 1000 + 10, token=False)
     except OSError as e:
         return f"verify: GET {cell.path} failed: {getattr(e, 'reason', e)}"
     out.write_bytes(body)

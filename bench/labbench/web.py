@@ -32,10 +32,11 @@ def admin_env():
     return {TOKEN_ENV: _TOKEN[0]} if _TOKEN else {}
 
 
-def http(url, method="GET", timeout=5.0):
+def http(url, method="GET", timeout=5.0, token=True):
     """(status, body bytes) of a local URL, with the run's token; raises OSError when it does not
-    answer. The token goes on every request: they all go to the run's own servers."""
-    headers = {"Authorization": f"Bearer {_TOKEN[0]}"} if _TOKEN else {}
+    answer. The token goes on every request to the run's own servers; not (token=False) to a user's
+    own app (APP_JAR), whose code has no business with it."""
+    headers = {"Authorization": f"Bearer {_TOKEN[0]}"} if _TOKEN and token else {}
     req = urllib.request.Request(url, method=method, data=b"" if method == "POST" else None, headers=headers)
     try:
         with _OPENER.open(req, timeout=timeout) as r:
