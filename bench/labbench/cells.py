@@ -73,7 +73,7 @@ def _new_record(s, cell):
                       db_driver=cell.db_driver or None,
                       params={**cell.scene.params(s), **(db.cell_params(s) if cell.db_driver else {}), **({"app_args": " ".join(cell.app_args)} if cell.app_args else {}),
                               **({"wrk_timeout": cell.wrk_timeout} if cell.wrk_timeout else {}),
-                              **(foreign.cell_params(s) if s.foreign else {})})
+                              **(foreign.cell_params(s) if foreign.is_foreign(cell.app) else {})})
 
 
 def _measure(lab, app, cell, d, rec, since_start):

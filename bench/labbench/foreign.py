@@ -31,6 +31,7 @@ AGENT_MODULE = "lab-agent"
 AGENT_JAR = ROOT / AGENT_MODULE / "target" / f"{AGENT_MODULE}.jar"
 FAMILY = "foreign"
 OWN = "app"               # THREADS of a foreign app left to itself: its own pool, read from the JVM
+COST = "cost"             # the cost card's planner: the one that runs a jar beside the lab's apps
 UNKNOWN_CONTAINER = "own"  # a server the jar carries that the lab does not know (Undertow, Helidon, ...)
 
 SETTINGS = (
@@ -103,10 +104,23 @@ def inspect(text):
     return Jar(path, name, fields.get("Start-Class") or fields["Main-Class"], boot, tuple(sorted(servers)), stack)
 
 
+def read(environ, mode):
+    """A cost run's jar, read and registered as an app before the planner reads COST_VARIANTS, which may name
+    it beside the lab's apps (a run of its own registers it once every setting is checked: parse)."""
+    text = (environ.get("APP_JAR") or "").strip()
+    if not text or mode != COST:
+        return
+    jar = inspect(text)
+    if jar.name in catalog.load():
+        raise UsageError(f"APP_JAR with SCENARIO=cost: {jar.path.name} has the name of one of the lab's apps, beside "
+                         f"which it would run: rename the jar")
+    register(jar, jar.servers[0] if len(jar.servers) == 1 else UNKNOWN_CONTAINER)
+
+
 def parse(v, environ, scenario_names, loadgens, mode):
-    """APP_JAR and its settings, checked against the rest: {} without APP_JAR, else the matrix's axes for
-    it (apps, containers, threads) and the jar. UsageError for every combination the lab would have to
-    guess, or cannot run yet."""
+    """APP_JAR and its settings, checked against the rest: {} without APP_JAR, else the jar, what the load
+    calls and the jar's arguments, and in a run of its own (SCENARIO=call) the matrix's axes for it (apps,
+    containers, threads). UsageError for every combination the lab would have to guess, or cannot run yet."""
     text = v.get("APP_JAR", "").strip()
     if not text:
         for name in ("APP_PATH", "APP_BACKEND"):
@@ -114,36 +128,48 @@ def parse(v, environ, scenario_names, loadgens, mode):
                 raise UsageError(f"{name} goes with APP_JAR (your own service's jar)")
         return {}
     jar = inspect(text)
-    given = {name for name in ("APPS", "THREADS", "CONTAINERS", "CLIENT", "BACKEND", "HOSTS", "WORK")
-             if environ.get(name, "").strip()}
-    if "APPS" in given:
-        raise UsageError("APPS and APP_JAR: APP_JAR runs your jar in place of the lab's apps; unset APPS "
-                         "(compare it with them through make compare)")
     for name, why in (("CLIENT", "its HTTP client is its own"), ("WORK", "the lab's --work is the lab's apps' flag"),
                       ("HOSTS", "the jar is started on this machine only, so far"),
                       ("BACKEND", "the backend is remote-sleep, so far (BACKEND=postgres: not yet)")):
-        if name in given:
+        if environ.get(name, "").strip():
             raise UsageError(f"{name} with APP_JAR: {why}")
-    others = [sc for sc in scenario_names if sc != "call"] + ([mode] if mode != "matrix" else [])
+    others = [sc for sc in scenario_names if sc not in ("call", COST)] + ([mode] if mode not in ("matrix", COST) else [])
     if others:
-        raise UsageError(f"APP_JAR runs SCENARIO=call (wrk, vegeta) so far, not {' '.join(others)}")
+        raise UsageError(f"APP_JAR runs SCENARIO=call (wrk, vegeta) and the cost card so far, not {' '.join(others)}")
     path = v.get("APP_PATH", "/").strip()
     if not path.startswith("/") or any(c.isspace() for c in path):
         raise UsageError(f"APP_PATH: '{path}' is not a path like /orders/42")
     args = split_args("APP_ARGS", v.get("APP_ARGS", ""))
-    backend = split_args("APP_BACKEND", v.get("APP_BACKEND", ""))
-    threads = threads_of(jar, environ.get("THREADS", "").strip(), args)
+    own = {"jar": jar, "path": path, "args": args, "backend": split_args("APP_BACKEND", v.get("APP_BACKEND", ""))}
     taken = boot_conflicts(jar, args)
     if taken:
         raise UsageError(f"APP_ARGS sets {' '.join(taken)}: the lab sets that on a Boot jar itself (APP_PORT, "
                          f"the app's address, the MBeans its agent reads)")
+    if mode == COST:
+        return {**own, **beside_the_lab(jar, environ, args)}
+    if environ.get("APPS", "").strip():
+        raise UsageError("APPS and APP_JAR: APP_JAR runs your jar in place of the lab's apps; unset APPS "
+                         "(compare it with them through make compare, or beside them on the cost card)")
+    threads = threads_of(jar, environ.get("THREADS", "").strip(), args)
     if not jar.boot and not any("{port}" in a for a in args):
         raise UsageError(f"APP_JAR: {jar.path.name} is not Spring Boot, so the lab cannot tell it its port: put "
                          f"{{port}} (and {{host}}) where its arguments take them in APP_ARGS, eg, APP_ARGS=\"--port {{port}}\"")
     container = container_of(jar, split_list(environ.get("CONTAINERS", "")))
     register(jar, container)
-    return {"jar": jar, "apps": [jar.name], "containers": [container], "threads": threads, "path": path,
-            "args": args, "backend": backend}
+    return {**own, "apps": [jar.name], "containers": [container], "threads": threads}
+
+
+def beside_the_lab(jar, environ, args):
+    """A cost run: the jar is one of COST_VARIANTS beside the lab's apps (the planner set APPS, CONTAINERS and
+    THREADS from them). Only a Boot jar: each variant's pool is set through Boot's properties."""
+    if not jar.boot:
+        raise UsageError(f"APP_JAR with SCENARIO=cost: {jar.path.name} is not Spring Boot, and the card's variants "
+                         f"set each JVM's pool, which the lab can do only through Boot's own properties")
+    if jar.name not in split_list(environ.get("APPS", "")):
+        raise UsageError(f"APP_JAR with SCENARIO=cost: COST_VARIANTS names no variant of {jar.name} (eg, "
+                         f"{jar.name}@{(jar.servers or ('tomcat',))[0]}:v1 beside the lab's)")
+    threads_of(jar, "1", args)        # a pool set in APP_ARGS too is refused, as in a run of its own
+    return {}
 
 
 def split_args(name, text):

@@ -119,6 +119,11 @@ def pool_rank(threads):
     return (1, 1) if is_virtual(threads) else (int(threads), 0)
 
 
+def path_of(s, app, scene):
+    """What the load calls on an app: its scenario's path, or APP_PATH on APP_JAR's jar."""
+    return s.foreign["path"] if foreign.is_foreign(app) else scene.path(s)
+
+
 def plan(s):
     """The cells in run order (round outermost: the whole matrix, then again, so drift spreads
     evenly over the rounds; then scenario, container, app, pool, and each scenario's own cells:
@@ -128,7 +133,7 @@ def plan(s):
         def make(app, container, threads, wt, conns, variant, client=catalog.DEFAULT_CLIENT, app_args=(),
                  wrk_timeout="", db_driver=""):
             return Cell(len(cells) + 1, scenarios.DEFAULT, app, container, threads, wt, conns,
-                        path=scenarios.get(scenarios.DEFAULT).path(s), variant=variant, client=client,
+                        path=path_of(s, app, scenarios.get(scenarios.DEFAULT)), variant=variant, client=client,
                         app_args=tuple(app_args), wrk_timeout=wrk_timeout, db_driver=db_driver or "")
         cells, planner = [], scenarios.get(s.mode)
         for c in planner.plan(s, lambda *a, **k: make(*a, **k)):
@@ -160,7 +165,7 @@ def plan(s):
                             for driver in db.drivers_of(s, app):    # [None] with BACKEND=http
                                 def make(loadgen, wt, conns):
                                     return Cell(len(cells) + 1, name, app, container, threads, wt, conns, loadgen,
-                                                rnd, s.foreign.get("path") or scene.path(s), client=client, db_driver=driver or "",
+                                                rnd, path_of(s, app, scene), client=client, db_driver=driver or "",
                                                 carriers=carriers)
                                 for cell in scene.cells(s, make, s.loadgens):
                                     cell.index = len(cells) + 1

@@ -76,7 +76,7 @@ CORE_DEFAULTS = {s.name: s.default for s in CORE + db.SETTINGS + foreign.SETTING
 WORK = re.compile(r"(?:(?:cpu=[0-9]{1,7}(?:us|ms)|alloc=[0-9]{1,9}|syscalls=[0-9]{1,5})[ ,]*)+")
 
 # The apps of the matrix (APPS); a scenario may run others (eg, the fan-out apps).
-KNOWN_APPS = catalog.apps_for(scenarios.DEFAULT)
+KNOWN_APPS = catalog.apps_for(scenarios.DEFAULT)      # the lab's (an APP_JAR run adds its jar: _matrix asks the catalog)
 KNOWN_CONTAINERS = catalog.CONTAINERS
 KNOWN_LOADGENS = loadgens.SELECTABLE
 MODULE_OF = catalog.MODULE_OF
@@ -227,7 +227,7 @@ def _durations(v):
 
 def _matrix(v):
     """APPS, CONTAINERS, THREADS, CLIENT, WRK_THREADS and CONNECTIONS, checked: the matrix's axes."""
-    apps = known("APPS", v["APPS"], KNOWN_APPS, "app")
+    apps = known("APPS", v["APPS"], catalog.apps_for(scenarios.DEFAULT), "app")     # APP_JAR's too, once read
     containers = known("CONTAINERS", v["CONTAINERS"], KNOWN_CONTAINERS, "container")
     threads = split_list(v["THREADS"])
     if not threads:
@@ -274,6 +274,7 @@ def parse(environ, mode="matrix", n_cores=None):
     """Settings from the environment, or UsageError saying what is wrong. mode: "matrix", or the
     name of a planner with a matrix of its own (the sweep: SWEEP, SWEEP_VARIANTS, SWEEP_CONTAINER)."""
     variants = []
+    foreign.read(environ, mode)     # a cost run's APP_JAR registered first: its variants may name it
     if mode != "matrix":
         environ, variants = scenarios.get(mode).environ(environ, n_cores or cores())
     v = raw_values(environ)
@@ -300,7 +301,7 @@ def parse(environ, mode="matrix", n_cores=None):
     cpusets = place.parse(v["CPUSETS"])
     hosts = _hosts(v, scenario_names, loadgens, mode)
     own = foreign.parse(v, environ, scenario_names, loadgens, mode)
-    if own:
+    if own.get("apps"):                # a run of its own: the jar is the matrix's one app
         apps, containers, threads = own["apps"], own["containers"], own["threads"]
     s = Settings(
         raw=v, apps=apps, containers=containers, threads=threads, clients=clients, profile=v["PROFILE"] == "1",
@@ -310,7 +311,8 @@ def parse(environ, mode="matrix", n_cores=None):
         warmup_s=0 if v["WARMUP"] == "auto" else seconds_of(v["WARMUP"]), wrk_timeout=wrk_timeout, wrk_timeout_s=seconds_of(wrk_timeout),
         sleep_ms=int(v["SLEEP_MS"]), remote_port=ports["REMOTE_PORT"], app_port=ports["APP_PORT"],
         admin_port=ports["ADMIN_PORT"], results_dir=v["RESULTS_DIR"], start_timeout=start_timeout,
-        java_opts=v["JAVA_OPTS"].split(), cpusets=cpusets, hosts=hosts, app_args=v["APP_ARGS"].split(), mode=mode, variants=variants,
+        java_opts=v["JAVA_OPTS"].split(), cpusets=cpusets, hosts=hosts, mode=mode, variants=variants,
+        app_args=[] if own else v["APP_ARGS"].split(),      # with APP_JAR, APP_ARGS are the jar's (foreign.py)
         extra=extra, foreign=own, **db_settings)
     db.check_fits(s)
     if mode != "matrix" and s.backend == "postgres":

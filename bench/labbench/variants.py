@@ -9,7 +9,7 @@ from .checks import COUNT, UsageError, is_virtual, known, split_list
 # A variant is app[@container]:threads, threads = N, vN, or "conns": a pool as large as
 # the level's connections (thread-per-request at any scale: what a platform thread per request costs).
 # "+agent": the lab's Java agent beside the app (foreign.agent_flag), whose cost the cost card prices.
-VARIANT = re.compile(r"([a-z-]+)(?:@([a-z]+))?:(conns|v?[0-9]+)(?::([a-z-]+))?(\+agent)?")
+VARIANT = re.compile(r"([a-z][a-z0-9-]*)(?:@([a-z]+))?:(conns|v?[0-9]+)(?::([a-z-]+))?(\+agent)?")
 AGENT_LABEL = ", with the lab's agent"
 @dataclass(frozen=True)
 class Variant:
@@ -62,8 +62,10 @@ def parse_variants(text, default_container, name="SWEEP_VARIANTS"):
         known(name, container, catalog.CONTAINERS, "container")
         if threads != "conns" and not COUNT.fullmatch(threads[1:] if is_virtual(threads) else threads):
             raise UsageError(f"{name}: '{spec}': threads must be a positive integer, vN or conns")
-        if not catalog.runs_on(app, container) or (container in catalog.EVENT_LOOP and is_virtual(threads)):
+        if container in catalog.EVENT_LOOP and (not catalog.runs_on(app, container) or is_virtual(threads)):
             raise UsageError(f"{name}: '{spec}': netty runs only the webflux app, on N event loops (not vN)")
+        if not catalog.runs_on(app, container):       # APP_JAR's jar in a cost run: the one server it carries
+            raise UsageError(f"{name}: '{spec}': {app} runs on {', '.join(catalog.APPS[app].containers)} only")
         variant = Variant(app, container, threads, client, agent=bool(m.group(5)))
         if variant in variants:
             raise UsageError(f"{name}: '{spec}' is there twice")

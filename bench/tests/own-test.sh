@@ -7,7 +7,8 @@
 # (./mvnw -f examples/boot-service/pom.xml package), run through APP_JAR at THREADS="8 v1": the pool
 # of 8 read from the running JVM by the lab's agent (Tomcat's ThreadPool bean, not the arguments),
 # the bound 8 / wait and the cell at 70-101 % of it, "limited by" naming the pool; v1 on JDK 21+ on
-# virtual threads with its carrier thread named, at >= 50 % of the ceiling (SKIPPED naming JDK 21 on 17).
+# virtual threads with its carrier thread named, at >= 50 % of the ceiling (SKIPPED naming JDK 21 on 17);
+# vegeta's open loop at 10 req/s on the 8 threads answered every request.
 # A jar wrong in each way a user's can be (bench/tests/fixtures/badjar/BadJar.java, compiled here):
 # it exits at start (its last log line in the reason), never listens on its port (START_TIMEOUT,
 # the port named), answers 404 (status and body head), never calls the backend it was given
@@ -49,7 +50,10 @@ boot_cells() {
     python3 - "$1" "$MAJOR" <<'EOF'
 import json, sys
 run, major = sys.argv[1], int(sys.argv[2])
-cells = {str(c["threads"]): c for c in json.load(open(run + "/results.json"))["cells"]}
+all_cells = json.load(open(run + "/results.json"))["cells"]
+cells = {str(c["threads"]): c for c in all_cells if c["loadgen"] == "wrk"}
+ol = [c for c in all_cells if c["loadgen"] == "vegeta" and c["threads"] == 8]
+assert len(ol) == 1 and ol[0]["status"] == "ok" and ol[0]["vegeta"]["ol_success_pct"] == 100.0, ol
 print({t: (c["status"], c.get("steady_rps"), c.get("bound_rps"), c.get("pct_of_ceiling"), c.get("pool_read")) for t, c in cells.items()})
 c = cells["8"]
 assert c["status"] == "ok" and c["pool_read"]["max"] == 8 and c["pool_read"]["source"].startswith("Tomcat:type=ThreadPool"), c
@@ -66,9 +70,9 @@ else:
     assert v["pct_of_ceiling"] >= 50, v
 EOF
 }
-check "APP_JAR=boot-service THREADS='8 v1': the pool read from the JVM, bounded by it; v1 on virtual threads" bash -c "
+check "APP_JAR=boot-service THREADS='8 v1' LOADGEN='wrk vegeta': the pool read from the JVM, bounded by it; v1 on virtual threads" bash -c "
     env APP_JAR=$BOOT APP_PATH=/orders/42 APP_BACKEND='--downstream.url={url}' THREADS='8 v1' WRK_THREADS=10 \
-        CONNECTIONS=20 DURATION=3s SLEEP_MS=500 RESULTS_DIR='$TMP/boot' ./bench.sh >'$TMP/boot.out' 2>&1 || { tail -n 30 '$TMP/boot.out'; exit 1; }"
+        CONNECTIONS=20 DURATION=3s SLEEP_MS=500 LOADGEN='wrk vegeta' RATE=10 RESULTS_DIR='$TMP/boot' ./bench.sh >'$TMP/boot.out' 2>&1 || { tail -n 30 '$TMP/boot.out'; exit 1; }"
 check "boot-service: the cells as its JVM said" boot_cells "$TMP/boot/latest"
 check "boot-service: nothing left listening or running" nothing_left
 

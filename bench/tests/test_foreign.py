@@ -33,13 +33,18 @@ def make_jar(folder, name, main="example.Main", boot="", libs=(), classes=()):
     return path
 
 
-class ForeignTest(unittest.TestCase):
+class Jars(unittest.TestCase):
+    """A Boot jar and a plain one in a folder of the test's own."""
+
     def setUp(self):
         tmp = tempfile.TemporaryDirectory()
         self.addCleanup(tmp.cleanup)
         self.dir = tmp.name
         self.boot = make_jar(self.dir, "boot-service.jar", boot="4.0.0", libs=BOOT_LIBS)
         self.plain = make_jar(self.dir, "Plain_Server-1.2.jar", classes=("org/eclipse/jetty/server/Server.class",))
+
+
+class ForeignTest(Jars):
 
     def settings(self, **env):
         s = parse({k: str(v) for k, v in env.items()})
@@ -108,7 +113,7 @@ class ForeignTest(unittest.TestCase):
                 ("THREADS and APP_ARGS both set the pool", {"APP_JAR": self.boot, "THREADS": "8",
                                                             "APP_ARGS": "--server.tomcat.threads.max=8"}),
                 ("APP_ARGS sets --server.port", {"APP_JAR": self.boot, "APP_ARGS": "--server.port=9999"}),
-                ("runs SCENARIO=call (wrk, vegeta) so far, not slow-upload", {"APP_JAR": self.boot, "SCENARIO": "slow-upload"}),
+                ("runs SCENARIO=call (wrk, vegeta) and the cost card so far, not slow-upload", {"APP_JAR": self.boot, "SCENARIO": "slow-upload"}),
                 ("BACKEND with APP_JAR", {"APP_JAR": self.boot, "BACKEND": "postgres"}),
                 ("APP_PATH: 'orders'", {"APP_JAR": self.boot, "APP_PATH": "orders"}),
                 ("APP_BACKEND goes with APP_JAR", {"APP_BACKEND": "--x={url}"}),
@@ -123,6 +128,36 @@ class ForeignTest(unittest.TestCase):
         self.refused("carries jetty and tomcat: say which one", APP_JAR=both, APP_ARGS="--port {port}")
         s = self.settings(APP_JAR=both, APP_ARGS="--port {port}", CONTAINERS="tomcat")
         self.assertEqual((s.apps, s.containers), (["sync-servlet"], ["tomcat"]))
+
+
+class BesideTheLabTest(Jars):
+    """The cost card: the jar as one of COST_VARIANTS beside the lab's apps (a Boot jar only)."""
+
+    def cost(self, **env):
+        self.addCleanup(foreign.unregister, "boot-service")
+        return parse({"SCENARIO": "cost", **{k: str(v) for k, v in env.items()}}, "cost", n_cores=2)
+
+    def test_a_boot_jar_is_a_variant_beside_the_lab_s(self):
+        s = self.cost(APP_JAR=self.boot, APP_PATH="/orders/42", COST_VARIANTS="async-servlet:1 boot-service@tomcat:v1",
+                      COST_FORKS=1, APP_ARGS="--spring.main.banner-mode=off")
+        cells, _ = plan(s)
+        self.assertEqual([(c.app, c.container, c.threads, c.path) for c in cells],
+                         [("async-servlet", "jetty", "1", "/call"), ("boot-service", "tomcat", "v1", "/orders/42")])
+        self.assertEqual((s.app_args, s.foreign["args"]), ([], ["--spring.main.banner-mode=off"]))   # the jar's only
+
+    def test_what_the_card_cannot_run_is_refused(self):
+        for words, env in [("is not Spring Boot, and the card's variants set each JVM's pool",
+                            {"APP_JAR": self.plain, "COST_VARIANTS": "plain-server-1-2@jetty:1"}),
+                           ("COST_VARIANTS names no variant of boot-service", {"APP_JAR": self.boot}),
+                           ("boot-service runs on tomcat only", {"APP_JAR": self.boot, "COST_VARIANTS": "boot-service:v1"})]:
+            with self.subTest(words=words), self.assertRaises(UsageError) as e:
+                self.cost(**env)
+            self.assertIn(words, str(e.exception))
+        mine = make_jar(self.dir, "sync-servlet.jar", boot="4.0.0", libs=BOOT_LIBS)
+        with self.assertRaises(UsageError) as e:
+            self.cost(APP_JAR=mine, COST_VARIANTS="sync-servlet:v1")
+        self.assertIn("has the name of one of the lab's apps", str(e.exception))
+        self.assertEqual(catalog.APPS["sync-servlet"].module, "sync-servlet")
 
 
 class ReadFromTheJvmTest(unittest.TestCase):

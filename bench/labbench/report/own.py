@@ -7,7 +7,7 @@ from .limited import saturated
 
 def section(run):
     """The section, or "" for a run of the lab's own apps."""
-    cells = [c for c in run["cells"] if c.get("app_jar")]
+    cells = [c for c in run["cells"] if c.get("app_jar") and c.get("scenario", "call") == "call"]   # the cost card has its own
     if not cells:
         return ""
     jar = cells[0].get("app_jar") or {}
