@@ -80,7 +80,8 @@ class Cell:
                 "probe": "one request at a time"}[self.loadgen]
         client = f" client={self.client_suffix}" if self.client_suffix else ""
         driver = f" db={self.db_driver}" if self.db_driver else ""
-        return f"{rnd}{scenario}{self.app} {self.container} threads={self.threads}{client}{driver} {load}"
+        agent = " +agent" if self.agent else ""
+        return f"{rnd}{scenario}{self.app} {self.container} threads={self.threads}{client}{driver}{agent} {load}"
 
     def skip_reason(self, java_major):
         """Why this machine cannot run the cell (it stays in the matrix as SKIPPED), or None."""
