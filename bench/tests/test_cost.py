@@ -81,6 +81,7 @@ class CountersTest(unittest.TestCase):
                 "GC Thread#0-20,100.00,msec,task-clock,100000000,100.00,0.1,CPUs utilized\n"
                 "G1 Conc#0-21,50.00,msec,task-clock,50000000,100.00,0.05,CPUs utilized\n"
                 "C2 CompilerThre-22,30.00,msec,task-clock,30000000,100.00,0.03,CPUs utilized\n"
+                "lab-agent-sampl-23,4.00,msec,task-clock,4000000,100.00,0.004,CPUs utilized\n"
                 "java-11,<not counted>,msec,task-clock,0,100.00,,\n"
                 "qtp1-12,900,,context-switches,800000000,100.00,1.1,K/sec\n"
                 "java-11,<not counted>,,context-switches,0,100.00,,\n"
@@ -88,8 +89,8 @@ class CountersTest(unittest.TestCase):
                 "GC Thread#0-20,7,,raw_syscalls:sys_enter,100000000,100.00,0.1,K/sec\n")
         values, error = counters.parse_perf(text)
         self.assertEqual("", error)
-        self.assertEqual((980e6, 150e6, 30e6, 900.0, 5007.0),
-                         (values["task-clock"], values["task-clock:gc"], values["task-clock:jit"],
+        self.assertEqual((984e6, 150e6, 30e6, 4e6, 900.0, 5007.0),
+                         (values["task-clock"], values["task-clock:gc"], values["task-clock:jit"], values["task-clock:agent"],
                           values["context-switches"], values["raw_syscalls:sys_enter"]))
         self.assertIn("--per-thread", counters.perf_command(11, 5))
 
@@ -191,7 +192,7 @@ class CardTest(unittest.TestCase):
         self.assertEqual(1, len(card.spread_lines(self.run_of([("a", 1.0), ("a", 1.5)]))))
 
     def test_the_agent_is_priced_against_the_same_variant_without_it(self):
-        base, agent = "async-servlet jetty, 1 thread", "async-servlet jetty, 1 thread, with the lab's agent"
+        base, agent = "async-servlet@jetty:1", "async-servlet@jetty:1+agent"
         lines = card.agent_lines(self.run_of([(base, 1.0), (base, 1.002), (base, 0.998),
                                               (agent, 1.001), (agent, 1.003), (agent, 0.999)]))
         self.assertIn(f"- the lab's agent on {base}: CPU 200.2 ± 1.0 against 200.0 ± 1.0 µs without it: +0.1 %", lines[2])
@@ -201,6 +202,11 @@ class CardTest(unittest.TestCase):
         self.assertTrue(dear[2].endswith("**more than 2 %**"), dear[2])
         wide = card.agent_lines(self.run_of([(base, 1.0), (base, 1.2), (base, 0.8), (agent, 1.0), (agent, 1.2), (agent, 0.8)]))
         self.assertIn("not resolved at ± 2 % by 3 and 3 forks", wide[2])
+        run = self.run_of([(base, 1.0), (base, 1.002), (agent, 1.001), (agent, 1.003)])
+        for cell in run["cells"][2:]:
+            cell["fork"]["agent_cpu_us"] = 2.0           # its own threads: 2 µs of the ~200 µs a request
+        self.assertEqual("- its own threads (`lab-agent-*`, perf's task-clock per thread): 2.00 ± 0.00 µs a request, "
+                         "1.00 % of the variant's CPU", card.agent_lines(run)[-1])
         self.assertEqual([], card.agent_lines(self.run_of([(base, 1.0), (base, 1.01)])))
 
     def test_compare_judges_by_the_intervals_and_across_machines_by_ratios(self):

@@ -5,7 +5,6 @@ import statistics
 
 from ...report.fmt import read_json
 from ...report.interval import interval, ratio
-from ...variants import AGENT_LABEL
 from . import counters, speed, tiers
 
 # (key, column, format): per request, per 1,000 requests, per 1,000 in flight
@@ -30,7 +29,7 @@ def fork_figures(cost):
     if not windows:
         return None
     readings = speed.window_readings(windows, cost["windows"])
-    out = {k: _mean([w.get(k) for w in windows]) for k in ("cpu_us", "cpu_us_with_rest", "gc_cpu_us", "jit_cpu_us",
+    out = {k: _mean([w.get(k) for w in windows]) for k in ("cpu_us", "cpu_us_with_rest", "gc_cpu_us", "jit_cpu_us", "agent_cpu_us",
                                                            "syscalls_per_req", "futex_per_req", "epoll_per_req",
                                                            "csw_per_req", "alloc_kib", "gc_per_1000", "gc_ms_per_1000",
                                                            "rps")}
@@ -211,6 +210,7 @@ def speed_line(run):
 
 
 AGENT_PCT = 2.0    # issue 48: the lab's agent may cost at most this % of a request's CPU
+AGENT = "+agent"   # a variant's id with the lab's agent beside the app (variants.VARIANT)
 
 
 def agent_lines(run):
@@ -219,8 +219,8 @@ def agent_lines(run):
     AGENT_PCT: within it, above it, or not resolved where the interval is wider than that."""
     rows = dict(variants(run))
     lines = []
-    for label, forks in rows.items():
-        base = rows.get(label.removesuffix(AGENT_LABEL)) if label.endswith(AGENT_LABEL) else None
+    for label, forks in rows.items():       # a cost cell's label is its variant's id: app@container:threads+agent
+        base = rows.get(label.removesuffix(AGENT)) if label.endswith(AGENT) else None
         if base is None:
             continue
         for key, what in (("cpu_us", "CPU"), ("cpu_us_at_speed", "CPU at median speed")):
@@ -231,8 +231,12 @@ def agent_lines(run):
             pct, low, high = 100 * (r.value - 1), 100 * (r.low - 1), 100 * (r.high - 1)
             verdict = (f"within {AGENT_PCT:g} %" if high <= AGENT_PCT else f"**more than {AGENT_PCT:g} %**"
                        if low > AGENT_PCT else f"not resolved at ± {AGENT_PCT:g} % by {a.n} and {b.n} forks")
-            lines.append(f"- the lab's agent on {label.removesuffix(AGENT_LABEL)}: {what} {a.text()} against {b.text()} µs "
+            lines.append(f"- the lab's agent on {label.removesuffix(AGENT)}: {what} {a.text()} against {b.text()} µs "
                          f"without it: {pct:+.1f} % (95 % CI {low:+.1f} to {high:+.1f} %): {verdict}")
+        own, cpu = interval([f.get("agent_cpu_us") for f in forks]), interval([f.get("cpu_us") for f in forks])
+        if own and cpu and cpu.mean > 0:      # its own threads, counted by perf per thread in every window
+            lines.append(f"- its own threads (`lab-agent-*`, perf's task-clock per thread): {own.text('{:.2f}')} µs a "
+                         f"request, {100 * own.mean / cpu.mean:.2f} % of the variant's CPU")
     return (["", "The lab's agent (`-javaagent`, its sampler every 100 ms; how `APP_JAR` reads a JVM), priced:"] + lines
             if lines else [])
 

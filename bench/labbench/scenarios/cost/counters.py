@@ -23,7 +23,8 @@ EVENTS = ("task-clock", "context-switches", "raw_syscalls:sys_enter") + WAITS
 # The JVM's own threads by their names (the kernel's comm, 15 characters): the collector's (G1's
 # workers, marker, refinement and service threads) and the JIT compilers'. Their task-clock is kept
 # apart too, so that a fork whose CPU differs shows whether the collector or the compiler made it.
-KINDS = (("gc", ("GC Thread", "G1 ")), ("jit", ("C1 CompilerThre", "C2 CompilerThre")))
+# And the lab's agent's (APP_JAR, a +agent variant: its sampler and its admin server), to price it apart.
+KINDS = (("gc", ("GC Thread", "G1 ")), ("jit", ("C1 CompilerThre", "C2 CompilerThre")), ("agent", ("lab-agent-",)))
 
 
 def perf_command(pid, seconds):
@@ -192,6 +193,7 @@ def window_figures(perf, stats0, stats1, perf_s, stats_s, rest_ns_per_s):
                                              else (perf.get(WAITS[1]) or 0) + (perf.get(WAITS[2]) or 0)),
                gc_cpu_us=per_req_of_perf(perf.get("task-clock:gc"), 1e-3),
                jit_cpu_us=per_req_of_perf(perf.get("task-clock:jit"), 1e-3),
+               agent_cpu_us=per_req_of_perf(perf.get("task-clock:agent"), 1e-3),
                csw_per_req=per_req_of_perf(raw["context_switches"]), alloc_kib=per_req(raw["allocated_bytes"], 1 / 1024),
                gc_per_1000=per_req(raw["gc_count"], 1000), gc_ms_per_1000=per_req(raw["gc_ms"], 1000))
     return raw
