@@ -189,6 +189,14 @@ class ReadFromTheJvmTest(unittest.TestCase):
         foreign.above_pool(kept, 100, 1.0)
         self.assertEqual(kept["bound_rps"], 8.0)
 
+    def test_the_pool_read_in_a_table_cell(self):
+        from labbench.report import own
+        loops = {"threads": 1, "pool_read": {"executor": "event-loop", "loops": 1, "source": "reactor-http-(nio|epoll)-\\d+"}}
+        self.assertEqual("1 event loop (`reactor-http-(nio\\|epoll)-\\d+`)", own.pool_text(loops))
+        tomcat = {"threads": 8, "pool_read": {"executor": "platform", "max": 8, "peakBusy": 8, "source": "Tomcat:type=ThreadPool"}}
+        self.assertEqual("8 platform, busy ≤ 8 (`Tomcat:type=ThreadPool`)", own.pool_text(tomcat))
+        self.assertEqual("unknown", own.pool_text({"threads": "app", "pool_read": None}))
+
     def test_bound_of_a_cell_uses_the_pool_read(self):
         self.assertEqual(figures._bound(self.record(), figures.scenarios.get("call"), 8, True)[2], 8.0)
         self.assertEqual(figures._bound(self.record(), figures.scenarios.get("call"), "app", False)[2], 100.0)

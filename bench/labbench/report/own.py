@@ -38,11 +38,16 @@ def section(run):
 
 
 def pool_text(c):
-    """eg, "Tomcat 8, busy ≤ 8 (Tomcat:type=ThreadPool,…)", "virtual, 1 carrier", or unknown."""
-    pool = c.get("pool_read") or {}
+    """eg, "8 platform, busy ≤ 8 (Tomcat:type=ThreadPool,…)", "virtual threads, v1", or unknown; a table
+    cell, so a `|` of the source's text (a thread-name pattern) is escaped."""
+    pool = dict(c.get("pool_read") or {})
     if not pool:
         return "unknown"
+    pool["source"] = str(pool.get("source", "?")).replace("|", "\\|")
     if pool.get("executor") == "virtual":
         return f"virtual threads, {c['threads']} ({f_int(c.get('carrier_threads'))} carrier threads seen)"
+    if pool.get("executor") == "event-loop":
+        loops = pool.get("loops")
+        return f"{f_int(loops)} event loop{'s' if loops != 1 else ''} (`{pool['source']}`)"
     peak = f", busy ≤ {f_int(pool.get('peakBusy'))}" if pool.get("peakBusy") is not None else ""
-    return f"{f_int(pool.get('max'))} {pool.get('executor', '')}{peak} (`{pool.get('source', '?')}`)"
+    return f"{f_int(pool.get('max'))} {pool.get('executor', '')}{peak} (`{pool['source']}`)"
