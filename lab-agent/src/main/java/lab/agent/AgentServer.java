@@ -1,9 +1,7 @@
 package lab.agent;
 
 import java.io.IOException;
-import java.io.OutputStream;
 import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
 import java.util.HashSet;
 import java.util.Set;
 import java.util.concurrent.ExecutorService;
@@ -95,22 +93,22 @@ final class AgentServer implements AutoCloseable {
             try {
                 route(exchange, exchange.getRequestURI().getPath());
             } catch (RuntimeException e) {
-                send(exchange, 500, error(e.toString()));
+                AdminHttp.send(exchange, 500, AdminHttp.error(e.toString()));
             }
         }
     }
 
     private void route(HttpExchange exchange, String path) throws IOException {
         if (path.equals("/stats")) {
-            if (only(exchange, "GET")) send(exchange, 200, stats.toJson());
+            if (only(exchange, "GET")) AdminHttp.send(exchange, 200, stats.toJson());
         } else if (path.equals("/stats/reset")) {
-            if (only(exchange, "POST") && authorized(exchange)) send(exchange, 200, stats.reset());
+            if (only(exchange, "POST") && AdminHttp.authorized(exchange, access)) AdminHttp.send(exchange, 200, stats.reset());
         } else if (path.equals("/pool")) {
-            if (only(exchange, "POST") && authorized(exchange)) send(exchange, 409, error(FOREIGN_POOL));
+            if (only(exchange, "POST") && AdminHttp.authorized(exchange, access)) AdminHttp.send(exchange, 409, AdminHttp.error(FOREIGN_POOL));
         } else if (path.equals("/profile") || path.startsWith("/profile/")) {
-            if (only(exchange, "POST") && authorized(exchange)) send(exchange, 409, error(NO_PROFILE));
+            if (only(exchange, "POST") && AdminHttp.authorized(exchange, access)) AdminHttp.send(exchange, 409, AdminHttp.error(NO_PROFILE));
         } else {
-            send(exchange, 404, error("no " + path + " here: try GET /stats or POST /stats/reset"));
+            AdminHttp.send(exchange, 404, AdminHttp.error("no " + path + " here: try GET /stats or POST /stats/reset"));
         }
     }
 
@@ -118,30 +116,12 @@ final class AgentServer implements AutoCloseable {
     private static boolean only(HttpExchange exchange, String method) throws IOException {
         if (exchange.getRequestMethod().equals(method)) return true;
         exchange.getResponseHeaders().set("Allow", method);
-        send(exchange, 405, error(method + " only"));
+        AdminHttp.send(exchange, 405, AdminHttp.error(method + " only"));
         return false;
     }
 
-    /** False after answering 401 to a call without the run's token. */
-    private boolean authorized(HttpExchange exchange) throws IOException {
-        if (access.allows(exchange.getRequestHeaders().getFirst("Authorization"))) return true;
-        exchange.getResponseHeaders().set("WWW-Authenticate", "Bearer realm=\"lab admin\"");
-        send(exchange, 401, error(access.refusal()));
-        return false;
-    }
 
-    static String error(String message) {
-        return "{\"error\":" + Json.str(message) + "}";
-    }
 
-    private static void send(HttpExchange exchange, int status, String json) throws IOException {
-        byte[] body = (json + "\n").getBytes(StandardCharsets.UTF_8);
-        exchange.getResponseHeaders().set("Content-Type", "application/json");
-        exchange.sendResponseHeaders(status, body.length);
-        try (OutputStream out = exchange.getResponseBody()) {
-            out.write(body);
-        }
-    }
 
     @Override
     public void close() {

@@ -1,7 +1,6 @@
 package lab.common.admin;
 
 import java.io.IOException;
-import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
@@ -17,6 +16,7 @@ import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 
 import lab.agent.AdminAccess;
+import lab.agent.AdminHttp;
 import lab.agent.Json;
 import lab.common.Launcher;
 import lab.common.config.LabConfig;
@@ -80,13 +80,13 @@ public final class AdminServer implements AutoCloseable {
                 String path = exchange.getRequestURI().getPath();
                 String method = exchange.getRequestMethod();
                 if (path.equals("/stats") && method.equals("GET")) {
-                    send(exchange, 200, stats.toJson());
+                    AdminHttp.send(exchange, 200, stats.toJson());
                 } else if (path.equals("/stats/reset") && method.equals("POST")) {
-                    if (!authorized(exchange)) return;
+                    if (!AdminHttp.authorized(exchange, access)) return;
                     stats.reset();
-                    send(exchange, 200, stats.toJson());
+                    AdminHttp.send(exchange, 200, stats.toJson());
                 } else {
-                    send(exchange, 404, "{\"error\":\"try GET /stats or POST /stats/reset\"}");
+                    AdminHttp.send(exchange, 404, "{\"error\":\"try GET /stats or POST /stats/reset\"}");
                 }
             }
         });
@@ -95,7 +95,7 @@ public final class AdminServer implements AutoCloseable {
                 try {
                     profile(exchange);
                 } catch (RuntimeException | IOException e) {
-                    send(exchange, 500, error(e.toString()));
+                    AdminHttp.send(exchange, 500, AdminHttp.error(e.toString()));
                 }
             }
         });
@@ -114,23 +114,23 @@ public final class AdminServer implements AutoCloseable {
 
     private void pool(HttpExchange exchange) throws IOException {
         if (!exchange.getRequestURI().getPath().equals("/pool")) {
-            send(exchange, 404, "{\"error\":\"try POST /pool?threads=N or vN\"}");
+            AdminHttp.send(exchange, 404, "{\"error\":\"try POST /pool?threads=N or vN\"}");
             return;
         }
-        if (!postOnly(exchange) || !authorized(exchange)) return;
+        if (!postOnly(exchange) || !AdminHttp.authorized(exchange, access)) return;
         UnaryOperator<String> resize = resizer;
         try {
             String threads = query(exchange.getRequestURI().getRawQuery()).getOrDefault("threads", "");
             LabConfig.threadCount(threads);     // 400 for anything --threads would refuse
             if (resize == null) {
-                send(exchange, 409, "{\"error\":\"the app has not started\"}");
+                AdminHttp.send(exchange, 409, "{\"error\":\"the app has not started\"}");
                 return;
             }
-            send(exchange, 200, "{\"lab\":" + Json.str(resize.apply(threads)) + "}");
+            AdminHttp.send(exchange, 200, "{\"lab\":" + Json.str(resize.apply(threads)) + "}");
         } catch (IllegalArgumentException e) {
-            send(exchange, 400, error(e.getMessage()));
+            AdminHttp.send(exchange, 400, AdminHttp.error(e.getMessage()));
         } catch (IllegalStateException | UnsupportedOperationException e) {
-            send(exchange, 409, error(e.getMessage()));
+            AdminHttp.send(exchange, 409, AdminHttp.error(e.getMessage()));
         }
     }
 
@@ -138,10 +138,10 @@ public final class AdminServer implements AutoCloseable {
         String path = exchange.getRequestURI().getPath();
         boolean start = path.equals("/profile/start");
         if (!start && !path.equals("/profile/stop")) {
-            send(exchange, 404, "{\"error\":\"try POST /profile/start?interval_ms=N or POST /profile/stop?dir=/abs/path\"}");
+            AdminHttp.send(exchange, 404, "{\"error\":\"try POST /profile/start?interval_ms=N or POST /profile/stop?dir=/abs/path\"}");
             return;
         }
-        if (!postOnly(exchange) || !authorized(exchange)) return;
+        if (!postOnly(exchange) || !AdminHttp.authorized(exchange, access)) return;
         try {
             Map<String, String> query = query(exchange.getRequestURI().getRawQuery());
             if (start) {
@@ -155,7 +155,7 @@ public final class AdminServer implements AutoCloseable {
                 access.checkProfiling();       // a profile that could be written nowhere is not started
                 String json = profiler.start(ms);
                 profiling = true;
-                send(exchange, 200, json);
+                AdminHttp.send(exchange, 200, json);
             } else {
                 String dir = query.get("dir");
                 if (dir == null || dir.isEmpty()) {
@@ -170,14 +170,14 @@ public final class AdminServer implements AutoCloseable {
                 // Relative or comma-holding: Profiler's 400; else only under the bench's directory.
                 String json = profiler.stop(d.isAbsolute() ? access.profileDir(d) : d);
                 profiling = false;
-                send(exchange, 200, json);
+                AdminHttp.send(exchange, 200, json);
             }
         } catch (IllegalArgumentException e) {
-            send(exchange, 400, error(e.getMessage()));
+            AdminHttp.send(exchange, 400, AdminHttp.error(e.getMessage()));
         } catch (Profiler.StateException e) {
-            send(exchange, 409, error(e.getMessage()));
+            AdminHttp.send(exchange, 409, AdminHttp.error(e.getMessage()));
         } catch (AdminAccess.Forbidden e) {
-            send(exchange, 403, error(e.getMessage()));
+            AdminHttp.send(exchange, 403, AdminHttp.error(e.getMessage()));
         }
     }
 
@@ -208,31 +208,12 @@ public final class AdminServer implements AutoCloseable {
     private static boolean postOnly(HttpExchange exchange) throws IOException {
         if (exchange.getRequestMethod().equals("POST")) return true;
         exchange.getResponseHeaders().set("Allow", "POST");
-        send(exchange, 405, "{\"error\":\"POST only\"}");
+        AdminHttp.send(exchange, 405, "{\"error\":\"POST only\"}");
         return false;
     }
 
-    /** False after answering 401 to a call without the run's token ({@link AdminAccess}). */
-    private boolean authorized(HttpExchange exchange) throws IOException {
-        if (access.allows(exchange.getRequestHeaders().getFirst("Authorization"))) return true;
-        exchange.getResponseHeaders().set("WWW-Authenticate", "Bearer realm=\"lab admin\"");
-        send(exchange, 401, error(access.refusal()));
-        return false;
-    }
 
-    /** {@code {"error":"..."}}: every 4xx and 5xx answer of this port. */
-    private static String error(String message) {
-        return "{\"error\":" + Json.str(message) + "}";
-    }
 
-    private static void send(HttpExchange exchange, int status, String json) throws IOException {
-        byte[] body = (json + "\n").getBytes(StandardCharsets.UTF_8);
-        exchange.getResponseHeaders().set("Content-Type", "application/json");
-        exchange.sendResponseHeaders(status, body.length);
-        try (OutputStream out = exchange.getResponseBody()) {
-            out.write(body);
-        }
-    }
 
     @Override
     public void close() {
