@@ -368,12 +368,12 @@ def cell_params(s):
 
 def judged(r, stats):
     """A foreign cell read from what its JVM said (the agent's /stats when the load ended), or None for the
-    lab's own apps: its pool as read (threads: 8, "v1", or "app" where unknown), whether it holds a
-    thread per request, and why. Thread per request only where both are read: a Boot jar of the servlet
+    lab's own apps or a cell whose JVM said nothing: its pool as read (threads: 8, "v1", or "app" where
+    unknown), whether it holds a thread per request, and why. Thread per request only where both are read: a Boot jar of the servlet
     stack (spring-webmvc) on a platform pool the agent read; then its bound is pool / wait, and a cell
     that serves above it says it is not (above_pool)."""
     own = (r.params or {}).get("app_jar")
-    if not own:
+    if not own or not stats:          # nothing read (a SKIPPED cell, or one that never started): as planned
         return None
     pool, unknown = stats.get("pool") or {}, stats.get("unknown") or {}
     threads = stats.get("threads")
