@@ -198,7 +198,8 @@ def auto_warm_up(url, wt, conns, out, stats_url, measured_url=None, fault_url=No
 def _windows(url, wt, conns, out, stats_url, how, fault_url, schedule):
     t, waited, counted = time.monotonic(), 0.0, 0
     first = web.get_json(stats_url)
-    if first is not None and "completed" not in first:       # APP_JAR: a server whose requests the agent cannot count
+    by_wrk = first is not None and "completed" not in first   # APP_JAR: a server whose requests the agent cannot count
+    if by_wrk:
         how += "; requests counted by wrk (the app's own count is unknown)"
     readings = Readings(with_count(first, counted), t)
     while True:
@@ -208,7 +209,7 @@ def _windows(url, wt, conns, out, stats_url, how, fault_url, schedule):
         cmd = ["wrk", "-t", str(wt), "-c", str(conns), "-d", f"{WINDOW_S}s", url]
         window_out = out.with_name(f"{out.stem}-{len(readings.windows) + 1:02d}{out.suffix}")
         place.run("loadgen", cmd, window_out)
-        counted += wrk_requests(window_out)
+        counted += wrk_requests(window_out) if by_wrk else 0     # read only where the app has no count of its own
         stats = with_count(web.get_json(stats_url), counted)
         if stats and stats.get("background"):     # work handed off and not done: the window ends with it
             stats, seconds = finish_background(stats_url, fault_url)
