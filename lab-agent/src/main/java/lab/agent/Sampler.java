@@ -20,11 +20,15 @@ import java.util.concurrent.TimeUnit;
 final class Sampler implements AutoCloseable {
 
     static final long PERIOD_MS = 100;
-    /** handlerThreads' bound: a pool that names a thread per task (virtual threads are folded) cannot grow it without end. */
-    static final int MAX_NAMES = 1000;
+    /**
+     * handlerThreads' bound: a pool that names a thread per task (virtual threads are folded) cannot grow it
+     * without end. The lab's largest pool (its apps' --threads cap), so that no pool the lab sets is cut short:
+     * at 1,000 a Boot pool of 2,000 read "1000 handler threads" in a sweep (2026-11-28).
+     */
+    static final int MAX_NAMES = 10_000;
 
-    /** The peaks since the last reset; -1 where no sample has shown the figure. */
-    record Peaks(int maxInFlight, int peakBusy, List<String> handlerThreads, long samples) {
+    /** The peaks since the last reset; -1 where no sample has shown the figure. namesOverflow: a name was dropped. */
+    record Peaks(int maxInFlight, int peakBusy, List<String> handlerThreads, boolean namesOverflow, long samples) {
     }
 
     private final Detector detector;
@@ -32,6 +36,7 @@ final class Sampler implements AutoCloseable {
     private int maxInFlight = -1;
     private int peakBusy = -1;
     private final Set<String> handlerThreads = new TreeSet<>();
+    private boolean namesOverflow;
     private long samples;
     private long lastSampleNanos;
 
@@ -71,7 +76,11 @@ final class Sampler implements AutoCloseable {
         peakBusy = Math.max(peakBusy, sample.busy());
         if (sample.handlerThreads() != null) {
             for (String name : sample.handlerThreads()) {
-                if (handlerThreads.size() < MAX_NAMES) handlerThreads.add(name);
+                if (handlerThreads.size() < MAX_NAMES) {
+                    handlerThreads.add(name);
+                } else if (!handlerThreads.contains(name)) {
+                    namesOverflow = true;
+                }
             }
         }
         samples++;
@@ -80,7 +89,7 @@ final class Sampler implements AutoCloseable {
     }
 
     synchronized Peaks peaks() {
-        return new Peaks(maxInFlight, peakBusy, List.copyOf(handlerThreads), samples);
+        return new Peaks(maxInFlight, peakBusy, List.copyOf(handlerThreads), namesOverflow, samples);
     }
 
     /** How long the last sample took, in ns (the agent's own cost on the app, every {@value #PERIOD_MS} ms). */
@@ -91,6 +100,7 @@ final class Sampler implements AutoCloseable {
     /** Starts the peaks again from what is in flight and busy now (requests in flight stay counted). */
     synchronized void reset() {
         handlerThreads.clear();
+        namesOverflow = false;
         maxInFlight = -1;
         peakBusy = -1;
         samples = 0;

@@ -187,7 +187,12 @@ final class TomcatReader implements ContainerReader {
             out.unknown(List.of("inFlight", "maxInFlight"), "a connector bean gave no waitingProcessorCount (its async requests)");
         }
         counts(out);
-        out.names("handlerThreads", peaks.handlerThreads());
+        if (peaks.namesOverflow()) {       // a count cut short would read as a measured one
+            out.unknown("handlerThreads", "more than " + Sampler.MAX_NAMES + " threads ran requests since the last reset "
+                    + "(the agent keeps that many names)");
+        } else {
+            out.names("handlerThreads", peaks.handlerThreads());
+        }
         List<ObjectName> pools = pools();
         if (pools.size() != 1) {
             out.unknown(List.of("threads", "queued", "pool"), pools.size() + " Tomcat connectors (" + pools
