@@ -73,12 +73,14 @@ build: ## build every jar (./mvnw package, tests skipped: `make test` runs them)
 	@$(call need_tools,unzip)
 	$(MVN) package -DskipTests
 
-hosts: ## provision HOSTS=<Ansible inventory> for the lab's roles (ansible-playbook bench/hosts/site.yml)
+hosts: ## provision HOSTS=<Ansible inventory> for the lab's roles (ansible-playbook bench/hosts/site.yml); with APP_JAR=<jar>, your jar on the app hosts too
 	@test -n "$(HOSTS)" || { echo "ERROR: make hosts needs HOSTS=<an Ansible inventory> (groups app, backend or db, loadgen; docs/hosts.md)" >&2; exit 2; }
 	@test -e "$(HOSTS)" || { echo "ERROR: HOSTS=$(HOSTS): no such inventory" >&2; exit 2; }
-	@for m in remote-sleep sync-servlet async-servlet nio-servlet webflux-app; do \
+	@for m in remote-sleep lab-agent $$(bench/tools/catalog.sh modules call); do \
 	  test -f $$m/target/$$m.jar || { echo "ERROR: $$m/target/$$m.jar is not built: run make build, then make hosts" >&2; exit 2; }; done
-	@bin=$$(bench/tools/install.sh ansible) && ANSIBLE_CONFIG=bench/hosts/ansible.cfg "$$bin/ansible-playbook" -i "$(HOSTS)" bench/hosts/site.yml
+	@test -z "$(APP_JAR)" || test -f "$(APP_JAR)" || { echo "ERROR: APP_JAR=$(APP_JAR): no such jar" >&2; exit 2; }
+	@bin=$$(bench/tools/install.sh ansible) && ANSIBLE_CONFIG=bench/hosts/ansible.cfg "$$bin/ansible-playbook" -i "$(HOSTS)" bench/hosts/site.yml \
+	  $(if $(APP_JAR),-e '{"app_jar": "$(abspath $(APP_JAR))"}')
 
 clean: ## remove build output (target/ directories); results/ is kept
 	$(MVN) clean

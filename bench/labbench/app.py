@@ -134,7 +134,7 @@ class App:
                if cell.grows_pool and cell.carriers and not is_virtual(cell.threads) and m.java_major >= 21 else [])
         tmp = place.private_tmp("app", self.lab.run_dir)
         # a cost variant's +agent: the lab's agent beside the app on a free port, to price it (its own /stats unread)
-        agent = [foreign.agent_flag(place.address("app"), 0, cell.app)] if cell.agent else []
+        agent = [foreign.agent_flag(place.address("app"), 0, cell.app, place.host("app").remote)] if cell.agent else []
         cmd = [place.java("app", m.java), *cds, *place.jvm_flags("app", s.java_opts), *pin, *agent,
                *([f"-Djava.io.tmpdir={tmp}"] if tmp else []), *s.java_opts, "-jar", str(jar),
                "--app", cell.app, "--container", cell.container, "--threads", cell.threads, "--host", place.address("app"),
@@ -164,7 +164,8 @@ class App:
         self.cds, self.profile_root = None, None
         tmp = place.private_tmp("app", self.lab.run_dir)
         tail, self.own_line = foreign.command_tail(own, own["jar"], cell.threads, place.address("app"), s.app_port,
-                                                   s.admin_port, self.lab.url(s.remote_port, ""), s.sleep_ms)
+                                                   s.admin_port, self.lab.url(s.remote_port, ""), s.sleep_ms,
+                                                   place.host("app").remote)
         cmd = [place.java("app", m.java), *place.jvm_flags("app", s.java_opts),
                *([f"-Djava.io.tmpdir={tmp}"] if tmp else []), *s.java_opts, *tail]
         self.proc = place.start("app", cmd, out=self.log, env=web.admin_env())   # the token: the agent's, never argv

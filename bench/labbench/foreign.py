@@ -29,9 +29,13 @@ from .paths import ROOT
 
 AGENT_MODULE = "lab-agent"
 AGENT_JAR = ROOT / AGENT_MODULE / "target" / f"{AGENT_MODULE}.jar"
+# HOSTS: where `make hosts APP_JAR=...` puts the jar in an app host's lab_dir (the bench's commands run there)
+HOST_DIR = ".apps"
 FAMILY = "foreign"
 OWN = "app"               # THREADS of a foreign app left to itself: its own pool, read from the JVM
-COST = "cost"             # the cost card's planner: the one that runs a jar beside the lab's apps
+COST = "cost"             # the cost card's planner
+# The planners whose variants may name the jar beside the lab's apps, and the setting that lists them.
+BESIDE = {COST: "COST_VARIANTS", "sweep": "SWEEP_VARIANTS", "degrade": "DEGRADE_VARIANTS"}
 UNKNOWN_CONTAINER = "own"  # a server the jar carries that the lab does not know (Undertow, Helidon, ...)
 
 SETTINGS = (
@@ -105,14 +109,15 @@ def inspect(text):
 
 
 def read(environ, mode):
-    """A cost run's jar, read and registered as an app before the planner reads COST_VARIANTS, which may name
-    it beside the lab's apps (a run of its own registers it once every setting is checked: parse)."""
+    """A planner's jar (the cost card, the sweep, degrade), read and registered as an app before the planner
+    reads its variants, which may name it beside the lab's apps (a run of its own registers it once every
+    setting is checked: parse)."""
     text = (environ.get("APP_JAR") or "").strip()
-    if not text or mode != COST:
+    if not text or mode not in BESIDE:
         return
     jar = inspect(text)
     if jar.name in catalog.load():
-        raise UsageError(f"APP_JAR with SCENARIO=cost: {jar.path.name} has the name of one of the lab's apps, beside "
+        raise UsageError(f"APP_JAR with {BESIDE[mode]}: {jar.path.name} has the name of one of the lab's apps, beside "
                          f"which it would run: rename the jar")
     register(jar, jar.servers[0] if len(jar.servers) == 1 else UNKNOWN_CONTAINER)
 
@@ -129,13 +134,13 @@ def parse(v, environ, scenario_names, loadgens, mode):
         return {}
     jar = inspect(text)
     for name, why in (("CLIENT", "its HTTP client is its own"), ("WORK", "the lab's --work is the lab's apps' flag"),
-                      ("HOSTS", "the jar is started on this machine only, so far"),
                       ("BACKEND", "the backend is remote-sleep, so far (BACKEND=postgres: not yet)")):
         if environ.get(name, "").strip():
             raise UsageError(f"{name} with APP_JAR: {why}")
-    others = [sc for sc in scenario_names if sc not in ("call", COST)] + ([mode] if mode not in ("matrix", COST) else [])
+    others = [sc for sc in scenario_names if sc not in ("call", *BESIDE)] + ([mode] if mode not in ("matrix", *BESIDE) else [])
     if others:
-        raise UsageError(f"APP_JAR runs SCENARIO=call (wrk, vegeta) and the cost card so far, not {' '.join(others)}")
+        raise UsageError(f"APP_JAR runs SCENARIO=call (wrk, vegeta), the sweep, degrade and the cost card, not "
+                         f"{' '.join(others)}")
     path = v.get("APP_PATH", "/").strip()
     if not path.startswith("/") or any(c.isspace() for c in path):
         raise UsageError(f"APP_PATH: '{path}' is not a path like /orders/42")
@@ -145,8 +150,8 @@ def parse(v, environ, scenario_names, loadgens, mode):
     if taken:
         raise UsageError(f"APP_ARGS sets {' '.join(taken)}: the lab sets that on a Boot jar itself (APP_PORT, "
                          f"the app's address, the MBeans its agent reads)")
-    if mode == COST:
-        return {**own, **beside_the_lab(jar, environ, args)}
+    if mode in BESIDE:
+        return {**own, **beside_the_lab(jar, environ, args, BESIDE[mode])}
     if environ.get("APPS", "").strip():
         raise UsageError("APPS and APP_JAR: APP_JAR runs your jar in place of the lab's apps; unset APPS "
                          "(compare it with them through make compare, or beside them on the cost card)")
@@ -159,15 +164,17 @@ def parse(v, environ, scenario_names, loadgens, mode):
     return {**own, "apps": [jar.name], "containers": [container], "threads": threads}
 
 
-def beside_the_lab(jar, environ, args):
-    """A cost run: the jar is one of COST_VARIANTS beside the lab's apps (the planner set APPS, CONTAINERS and
-    THREADS from them). Only a Boot jar: each variant's pool is set through Boot's properties."""
+def beside_the_lab(jar, environ, args, variants):
+    """A planner's run (variants: its setting, COST_VARIANTS, SWEEP_VARIANTS or DEGRADE_VARIANTS): the jar is
+    one of its variants, beside the lab's apps or alone (the planner set APPS, CONTAINERS and THREADS from
+    them). Only a Boot jar: each variant's pool is set through Boot's properties."""
     if not jar.boot:
-        raise UsageError(f"APP_JAR with SCENARIO=cost: {jar.path.name} is not Spring Boot, and the card's variants "
-                         f"set each JVM's pool, which the lab can do only through Boot's own properties")
+        raise UsageError(f"APP_JAR with {variants}: {jar.path.name} is not Spring Boot, and a variant sets its "
+                         f"JVM's pool, which the lab can do only through Boot's own properties (run it on its own "
+                         f"pool with SCENARIO=call)")
     if jar.name not in split_list(environ.get("APPS", "")):
-        raise UsageError(f"APP_JAR with SCENARIO=cost: COST_VARIANTS names no variant of {jar.name} (eg, "
-                         f"{jar.name}@{(jar.servers or ('tomcat',))[0]}:v1 beside the lab's)")
+        raise UsageError(f"APP_JAR with {variants}: it names no variant of {jar.name} (eg, "
+                         f"{jar.name}@{(jar.servers or ('tomcat',))[0]}:200 beside the lab's)")
     threads_of(jar, "1", args)        # a pool set in APP_ARGS too is refused, as in a run of its own
     return {}
 
@@ -260,9 +267,15 @@ def pool_settings(jar, threads):
     return [], args, f"threads={threads} → {' '.join(args)}"
 
 
-def command_tail(ctx, jar, threads, host, port, admin_port, remote_base, sleep_ms):
+def on_host(jar):
+    """The jar's path in an app host's lab_dir (HOSTS)."""
+    return f"{HOST_DIR}/{jar.path.name}"
+
+
+def command_tail(ctx, jar, threads, host, port, admin_port, remote_base, sleep_ms, remote=False):
     """What follows `java <the lab's JVM flags>`: the pool's JVM flags, the agent, -jar, and the jar's
-    arguments (the lab's for a Boot jar, APP_BACKEND's, APP_ARGS); and the cell's lab: line."""
+    arguments (the lab's for a Boot jar, APP_BACKEND's, APP_ARGS); and the cell's lab: line. remote: the
+    app runs on a host (HOSTS), where the jars are in its lab_dir, the command's directory."""
     jvm, pool_args, mapping = pool_settings(jar, threads)
     values = {"port": str(port), "host": host, "url": f"{remote_base}/sleep?ms={sleep_ms}", "remote": remote_base}
     fill = [_fill(a, values) for a in (*ctx["backend"], *ctx["args"])]
@@ -270,17 +283,19 @@ def command_tail(ctx, jar, threads, host, port, admin_port, remote_base, sleep_m
     # agent reads the pool from (~2 MB of heap, Boot's docs say). A user's own setting of these is refused.
     boot = ([f"--server.port={port}", f"--server.address={host}"]
             + (["--server.tomcat.mbeanregistry.enabled=true"] if "tomcat" in jar.servers else [])) if jar.boot else []
-    agent = agent_flag(host, admin_port, jar.name)
+    agent = agent_flag(host, admin_port, jar.name, remote)
     line = (f"lab: app={jar.name} jar={jar.describe} {mapping} listen=http://{host}:{port}{ctx['path']} "
             f"agent=http://{host}:{admin_port}/stats" + (f" boot: {' '.join(boot)}" if boot else "")
             + f" args: {' '.join(shlex.quote(a) for a in fill) or '(none)'}")
-    return [*jvm, agent, "-jar", str(jar.path), *boot, *pool_args, *fill], line
+    return [*jvm, agent, "-jar", on_host(jar) if remote else str(jar.path), *boot, *pool_args, *fill], line
 
 
-def agent_flag(host, port, app):
+def agent_flag(host, port, app, remote=False):
     """The JVM flag that puts the lab's agent beside an app: /stats on host:port (0: a free port, for a
-    lab app whose own admin port the bench reads, the agent only priced: a cost variant's +agent)."""
-    return f"-javaagent:{AGENT_JAR}=host={host},port={port},app={app}"
+    lab app whose own admin port the bench reads, the agent only priced: a cost variant's +agent).
+    remote: on a host, the agent in its lab_dir."""
+    path = AGENT_JAR.relative_to(ROOT) if remote else AGENT_JAR
+    return f"-javaagent:{path}=host={host},port={port},app={app}"
 
 
 def _fill(arg, values):

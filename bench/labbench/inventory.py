@@ -213,13 +213,13 @@ def roles_by_host(hosts):
     return out
 
 
-def check(hosts, inventory_path, java_here, jars, loadgens=("wrk",), postgres=False):
+def check(hosts, inventory_path, java_here, jars, loadgens=("wrk",), postgres=False, app_jar=""):
     """Every host reachable with its key, and what its roles need there (the repository's
     bench/tools/host-run.sh; wrk on a load host; java and the same jars as here on the app and backend
     hosts; PostgreSQL on the db host, and its client programs on the first load host when
     `postgres`; its `cpus` there). UsageError naming the host and the command that fixes it. Opens
     each host's master, and once every host has passed, makes its private directory for the run."""
-    fix = f"make hosts HOSTS={inventory_path}"
+    fix = f"make hosts HOSTS={inventory_path}" + (f" APP_JAR={app_jar}" if app_jar else "")
     roles_of = roles_by_host(hosts)
     for h, roles in roles_of.items():
         what = f"host {h.name} ({h.address}, {' and '.join(roles)})"
@@ -246,10 +246,10 @@ def check(hosts, inventory_path, java_here, jars, loadgens=("wrk",), postgres=Fa
             raise UsageError(f"HOSTS: on {what}: {', '.join(missing)} not found (lab_dir {h.lab_dir}); "
                              f"provision it with: {fix}")
         # host-run.sh too: the bench and it speak one protocol (the environment, the heartbeat)
-        wanted = [hostrun.SCRIPT, *(j for role in roles for j in jars.get(role, []))]
+        wanted = {hostrun.SCRIPT: hostrun.SCRIPT, **{j: here for role in roles for j, here in jars.get(role, {}).items()}}
         rc, out = place.remote_run(h, f"cd {shlex.quote(h.lab_dir)} && sha256sum {' '.join(map(shlex.quote, wanted))}")
         theirs = dict(reversed(line.split(None, 1)) for line in out.splitlines() if rc == 0 and "  " in line)
-        stale = [j for j in wanted if theirs.get(j, "").strip() != _sha(j)]
+        stale = [j for j, here in wanted.items() if theirs.get(j, "").strip() != _sha(here)]
         if stale:
             raise UsageError(f"HOSTS: on {what}: {', '.join(stale)} missing or not the same as here (this "
                              f"machine's build); copy them with: {fix}")

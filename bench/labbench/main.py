@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import inventory, leftovers, limits, loadgens, machine, pg, place, plugins, procs, remote, report, rundir, scenarios, web  # noqa: F401  (plugins: registers them)
+from . import foreign, inventory, leftovers, limits, loadgens, machine, pg, place, plugins, procs, remote, report, rundir, scenarios, web  # noqa: F401  (plugins: registers them)
 from .app import App
 from .calibration import calibrate
 from .cells import Lab, run_cell
@@ -140,7 +140,8 @@ def main(argv):
         leftovers.end_earlier(s.results_dir)      # before the port checks: what a killed run left holds them
         m = machine.check(s)
         if s.hosts:
-            inventory.check(s.hosts, s.raw["HOSTS"], m.java, host_jars(s), s.loadgens, s.backend == "postgres")
+            inventory.check(s.hosts, s.raw["HOSTS"], m.java, host_jars(s), s.loadgens, s.backend == "postgres",
+                            s.raw.get("APP_JAR", "").strip())
             host_limits = inventory.check_limits(s.hosts, max(s.connections), largest_pool(cells), s.backend)
         run_dir = start_run(s, m, cells, left_out, limit_plan, host_limits)
         leftovers.record(run_dir)                 # each child's PID and start time, for a run after a kill
@@ -181,9 +182,14 @@ def clean_up(run_dir, rc):
 
 
 def host_jars(s):
-    """The jars each role's host must hold, the same as this machine's build (inventory.check)."""
-    modules = sorted({machine.MODULE_OF[a] for a in s.apps})
-    return {"app": [f"{m}/target/{m}.jar" for m in modules], "backend": ["remote-sleep/target/remote-sleep.jar"]}
+    """The jars each role's host must hold, the same as this machine's (inventory.check): {role: {its path
+    in the host's lab_dir: the file here}}. The lab's agent on every app host (APP_JAR, a cost +agent);
+    APP_JAR's jar where `make hosts APP_JAR=...` puts it (foreign.ON_HOST)."""
+    modules = sorted({machine.MODULE_OF[a] for a in s.apps} - {""})
+    app = {f"{m}/target/{m}.jar": f"{m}/target/{m}.jar" for m in [*modules, foreign.AGENT_MODULE]}
+    if s.foreign:
+        app[foreign.on_host(s.foreign["jar"])] = str(s.foreign["jar"].path)
+    return {"app": app, "backend": {"remote-sleep/target/remote-sleep.jar": "remote-sleep/target/remote-sleep.jar"}}
 
 
 def start_run(s, m, cells, left_out, limit_plan, host_limits=None):

@@ -54,7 +54,10 @@ def parse_variants(text, default_container, name="SWEEP_VARIANTS"):
         m = VARIANT.fullmatch(spec)
         if not m:
             raise UsageError(f"{name}: '{spec}' is not app[@container]:threads[:client][+agent] (threads N, vN or conns)")
-        app, container, threads = m.group(1), m.group(2) or default_container, m.group(3)
+        app, threads = m.group(1), m.group(3)
+        only = catalog.APPS[app].containers if app in catalog.APPS else ()
+        # without @container: the planner's default, or the one an app runs on (APP_JAR's jar: the server it carries)
+        container = m.group(2) or (only[0] if len(only) == 1 else default_container)
         client = m.group(4) or catalog.DEFAULT_CLIENT
         if client not in catalog.APPS.get(app, catalog.APPS["sync-servlet"]).clients:
             raise UsageError(f"{name}: '{spec}': unknown client '{client}' (known: {' '.join(catalog.CLIENTS)})")
@@ -63,7 +66,8 @@ def parse_variants(text, default_container, name="SWEEP_VARIANTS"):
         if threads != "conns" and not COUNT.fullmatch(threads[1:] if is_virtual(threads) else threads):
             raise UsageError(f"{name}: '{spec}': threads must be a positive integer, vN or conns")
         if container in catalog.EVENT_LOOP and (not catalog.runs_on(app, container) or is_virtual(threads)):
-            raise UsageError(f"{name}: '{spec}': netty runs only the webflux app, on N event loops (not vN)")
+            raise UsageError(f"{name}: '{spec}': netty runs only {', '.join(catalog.apps_on(container))}, on N event "
+                             f"loops (not vN)")
         if not catalog.runs_on(app, container):       # APP_JAR's jar in a cost run: the one server it carries
             raise UsageError(f"{name}: '{spec}': {app} runs on {', '.join(catalog.APPS[app].containers)} only")
         variant = Variant(app, container, threads, client, agent=bool(m.group(5)))

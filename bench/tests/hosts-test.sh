@@ -162,21 +162,45 @@ echo "== make hosts [${SECONDS}s]"
 # Every role on h1, so that one host runs every task (4 hosts took 32 s of a CI run for the two runs).
 # (its sshd: this set's, lab_sshd_config and its pid file, which the inventory of netns-hosts.sh names)
 {
-    for g in app backend db loadgen; do printf '[%s]\nh1 ansible_host=%s.11 lab_sshd_pid_file=%s\n\n' "$g" "$NET" "$H/sshd-h1.pid"; done
+    for g in app backend db loadgen; do printf '[%s]\nh1 ansible_host=%s.11 lab_sshd_pid_file=%s lab_shared=true\n\n' "$g" "$NET" "$H/sshd-h1.pid"; done
     sed -n '/^\[all:vars\]/,$p' "$INV" | sed "s|^lab_dir=.*|lab_dir=$TMP/lab|"
 } > "$TMP/fresh.ini"
+# APP_JAR's jar, which make hosts puts in lab_dir/.apps: the lab's own sync-servlet under a name of its own,
+# run as if it were foreign (told its port with {port}, its pool set in APP_ARGS, read by the lab's agent)
+cp sync-servlet/target/sync-servlet.jar "$TMP/mine.jar"
 provisioned() {
-    make -s hosts HOSTS="$TMP/fresh.ini" >"$TMP/hosts1.out" 2>&1 || { cat "$TMP/hosts1.out"; return 1; }
-    make -s hosts HOSTS="$TMP/fresh.ini" >"$TMP/hosts2.out" 2>&1 || { cat "$TMP/hosts2.out"; return 1; }
+    make -s hosts HOSTS="$TMP/fresh.ini" APP_JAR="$TMP/mine.jar" >"$TMP/hosts1.out" 2>&1 || { cat "$TMP/hosts1.out"; return 1; }
+    make -s hosts HOSTS="$TMP/fresh.ini" APP_JAR="$TMP/mine.jar" >"$TMP/hosts2.out" 2>&1 || { cat "$TMP/hosts2.out"; return 1; }
     grep -E '^h[0-9] +:' "$TMP/hosts1.out" "$TMP/hosts2.out"
     grep -qE '^h1 +: .*changed=[1-9]' "$TMP/hosts1.out" && ! grep -qE 'changed=[1-9]|failed=[1-9]|WARNING' "$TMP/hosts2.out" \
         && [[ -x "$TMP/lab/bench/tools/host-run.sh" && -f "$TMP/lab/remote-sleep/target/remote-sleep.jar" ]] \
         && [[ -x "$TMP/lab/bench/tools/pg.sh" && -f "$TMP/lab/bench/labbench/pgusage.py" ]] \
         && cmp -s "$TMP/lab/async-servlet/target/async-servlet.jar" async-servlet/target/async-servlet.jar \
+        && cmp -s "$TMP/lab/.apps/mine.jar" "$TMP/mine.jar" && cmp -s "$TMP/lab/lab-agent/target/lab-agent.jar" lab-agent/target/lab-agent.jar \
         && grep -qx 'ClientAliveInterval 5' "$H/sshd_config.d/lab-client-alive.conf" \
         && ip netns exec "${NAMESPACES%% *}" /usr/sbin/sshd -T -f "$H/sshd_config" | grep -x 'clientaliveinterval 5' >/dev/null    # (not -q: sshd's SIGPIPE would fail the pipe)
 }
 check "make hosts provisions a fresh lab_dir (every role on one host), then changes nothing" provisioned
+
+echo "== APP_JAR on the host make hosts gave it [${SECONDS}s]"
+own_on_host() {
+    local rc=0
+    env WARMUP=1s DURATION=2s WRK_THREADS=1 CONNECTIONS=10 SLEEP_MS=100 HOSTS="$TMP/fresh.ini" RESULTS_DIR="$TMP/own" \
+        APP_JAR="$TMP/mine.jar" CONTAINERS=tomcat APP_PATH=/call \
+        APP_ARGS="--app sync-servlet --container tomcat --threads 4 --host {host} --port {port} --admin-port 0 --remote {remote}" \
+        ./bench.sh >"$TMP/own.out" 2>&1 || rc=$?
+    tail -3 "$TMP/own.out"
+    [[ $rc == 0 ]] && ! grep -E '^(WARNING|ERROR)|Traceback' "$TMP/own.out" && grep -q -- "-jar .apps/mine.jar" "$TMP/own.out" \
+        && python3 - "$TMP/own/latest/results.json" <<'EOF'
+import json, sys
+cells = json.load(open(sys.argv[1]))["cells"]
+c = cells[0]
+print({k: c.get(k) for k in ("status", "steady_rps", "bound_rps", "pool_read")})
+assert len(cells) == 1 and c["status"] == "ok" and c["pool_read"]["max"] == 4, c     # read by the agent on the host
+EOF
+}
+check "APP_JAR with HOSTS: the jar from lab_dir/.apps on the app host, the agent beside it, its pool of 4 read there; the cell ok" own_on_host
+check "nothing left on the host after the APP_JAR run" nothing_left "$TMP/own.out"
 
 echo "== a tiny matrix on the hosts [${SECONDS}s]"
 rc=0

@@ -11,6 +11,7 @@ import zipfile
 from pathlib import Path
 
 from labbench import catalog, foreign
+from labbench.main import host_jars
 from labbench.plan import plan
 from labbench.record import CellRecord
 from labbench.report import figures
@@ -98,6 +99,17 @@ class ForeignTest(Jars):
                                        "http://127.0.0.1:9000", 1000)
         self.assertEqual(tail[-4:], ["--listen", "127.0.0.1:8080", "--to", "http://127.0.0.1:9000"])
 
+    def test_on_a_host_the_jar_and_the_agent_are_in_its_lab_dir(self):
+        s = self.settings(APP_JAR=self.boot, THREADS="8")
+        tail, _ = foreign.command_tail(s.foreign, s.foreign["jar"], "8", "10.0.0.11", 8080, 8081, "http://10.0.0.12:9000",
+                                       1000, remote=True)
+        self.assertEqual(tail[:3], ["-javaagent:lab-agent/target/lab-agent.jar=host=10.0.0.11,port=8081,app=boot-service",
+                                    "-jar", ".apps/boot-service.jar"])
+        # what inventory.check compares there: the jar in .apps with this one, the agent with this build's
+        jars = host_jars(s)["app"]
+        self.assertEqual(jars, {"lab-agent/target/lab-agent.jar": "lab-agent/target/lab-agent.jar",
+                                ".apps/boot-service.jar": str(self.boot)})
+
     def test_every_bad_input_is_refused_with_its_reason(self):
         not_a_jar = Path(self.dir, "notes.jar")
         not_a_jar.write_text("hello")
@@ -113,7 +125,7 @@ class ForeignTest(Jars):
                 ("THREADS and APP_ARGS both set the pool", {"APP_JAR": self.boot, "THREADS": "8",
                                                             "APP_ARGS": "--server.tomcat.threads.max=8"}),
                 ("APP_ARGS sets --server.port", {"APP_JAR": self.boot, "APP_ARGS": "--server.port=9999"}),
-                ("runs SCENARIO=call (wrk, vegeta) and the cost card so far, not slow-upload", {"APP_JAR": self.boot, "SCENARIO": "slow-upload"}),
+                ("runs SCENARIO=call (wrk, vegeta), the sweep, degrade and the cost card, not slow-upload", {"APP_JAR": self.boot, "SCENARIO": "slow-upload"}),
                 ("BACKEND with APP_JAR", {"APP_JAR": self.boot, "BACKEND": "postgres"}),
                 ("APP_PATH: 'orders'", {"APP_JAR": self.boot, "APP_PATH": "orders"}),
                 ("APP_BACKEND goes with APP_JAR", {"APP_BACKEND": "--x={url}"}),
@@ -146,10 +158,10 @@ class BesideTheLabTest(Jars):
         self.assertEqual((s.app_args, s.foreign["args"]), ([], ["--spring.main.banner-mode=off"]))   # the jar's only
 
     def test_what_the_card_cannot_run_is_refused(self):
-        for words, env in [("is not Spring Boot, and the card's variants set each JVM's pool",
+        for words, env in [("is not Spring Boot, and a variant sets its JVM's pool",
                             {"APP_JAR": self.plain, "COST_VARIANTS": "plain-server-1-2@jetty:1"}),
-                           ("COST_VARIANTS names no variant of boot-service", {"APP_JAR": self.boot}),
-                           ("boot-service runs on tomcat only", {"APP_JAR": self.boot, "COST_VARIANTS": "boot-service:v1"})]:
+                           ("COST_VARIANTS: it names no variant of boot-service", {"APP_JAR": self.boot}),
+                           ("boot-service runs on tomcat only", {"APP_JAR": self.boot, "COST_VARIANTS": "boot-service@jetty:v1"})]:
             with self.subTest(words=words), self.assertRaises(UsageError) as e:
                 self.cost(**env)
             self.assertIn(words, str(e.exception))
@@ -158,6 +170,31 @@ class BesideTheLabTest(Jars):
             self.cost(APP_JAR=mine, COST_VARIANTS="sync-servlet:v1")
         self.assertIn("has the name of one of the lab's apps", str(e.exception))
         self.assertEqual(catalog.APPS["sync-servlet"].module, "sync-servlet")
+
+
+    def planned(self, mode, **env):
+        self.addCleanup(foreign.unregister, "boot-service")
+        s = parse({**({"SWEEP": "100 200"} if mode == "sweep" else {"SCENARIO": mode}),
+                   **{k: str(v) for k, v in env.items()}}, mode, n_cores=2)
+        return s, *plan(s)
+
+    def test_the_sweep_runs_it_at_every_level(self):
+        s, cells, _ = self.planned("sweep", APP_JAR=self.boot, APP_PATH="/orders/42",
+                                   SWEEP_VARIANTS="boot-service:8 boot-service:conns sync-servlet:200")
+        self.assertEqual([(c.app, c.container, c.threads, c.connections, c.path) for c in cells][:4],
+                         [("boot-service", "tomcat", "8", 100, "/orders/42"), ("boot-service", "tomcat", "8", 200, "/orders/42"),
+                          ("boot-service", "tomcat", "100", 100, "/orders/42"), ("boot-service", "tomcat", "200", 200, "/orders/42")])
+        self.assertEqual(cells[-1].path, "/call")
+
+    def test_degrade_runs_it_without_the_lab_s_admission_limit(self):
+        s, cells, left_out = self.planned("degrade", APP_JAR=self.boot, DEGRADE_VARIANTS="boot-service:200 sync-servlet:200",
+                                          MAX_IN_FLIGHT="0 180")
+        self.assertEqual([(c.app, c.app_args) for c in cells],
+                         [("boot-service", ()), ("sync-servlet", ()), ("sync-servlet", ("--max-in-flight", "180"))])
+        self.assertIn("no boot-service@tomcat:200 with MAX_IN_FLIGHT 180", left_out[0])
+        with self.assertRaises(UsageError) as e:
+            self.planned("sweep", APP_JAR=self.plain, SWEEP_VARIANTS="plain-server-1-2@jetty:1")
+        self.assertIn("SWEEP_VARIANTS: Plain_Server-1.2.jar is not Spring Boot", str(e.exception))
 
 
 class ReadFromTheJvmTest(unittest.TestCase):

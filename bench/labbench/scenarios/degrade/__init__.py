@@ -25,6 +25,7 @@ of this package, which go from the arithmetic to the run and its report:
 """
 from pathlib import Path
 
+from ... import foreign
 from ...checks import UsageError, split_list
 from .. import Scenario
 from . import live, options, report
@@ -65,15 +66,26 @@ class Degrade(Scenario):
 
     # ---- the plan and one cell
     def plan(self, s, make):
-        """Each variant once per MAX_IN_FLIGHT value, --max-in-flight N only when N > 0; vegeta cells."""
+        """Each variant once per MAX_IN_FLIGHT value, --max-in-flight N only when N > 0; vegeta cells. APP_JAR's
+        jar only without a limit: --max-in-flight is the lab's apps' flag (left_out)."""
         cells = []
         for v in s.degrade_variants:
             for limit in s.degrade_limits:
+                if limit and foreign.is_foreign(v.app):
+                    continue
                 c = make(v.app, v.container, v.threads, None, None, variant_id(v, limit), v.client,
                          ("--max-in-flight", str(limit)) if limit else ())
                 c.scenario, c.loadgen = self.name, "vegeta"
                 cells.append(c)
         return cells
+
+    def left_out(self, s):
+        foreign_ = [v.id for v in s.degrade_variants if foreign.is_foreign(v.app)]
+        limits = [str(n) for n in s.degrade_limits if n]
+        if not (foreign_ and limits):
+            return []
+        return [f"MAX_IN_FLIGHT is the lab's apps' admission limit (--max-in-flight); APP_JAR's jar has its own, set in "
+                f"APP_ARGS: no {', '.join(foreign_)} with MAX_IN_FLIGHT {' '.join(limits)}"]
 
     def params(self, s):
         if s.mode != self.name:
