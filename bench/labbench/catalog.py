@@ -19,6 +19,7 @@ class AppInfo:
     clients: Tuple[str, ...]        # the outbound HTTP clients it can call the remote with (--client)
     model: str                      # one line for reports
     dbs: Tuple[str, ...] = ()       # BACKEND=postgres: the drivers it can query with (--db-driver); () = none
+    variants: Tuple[str, ...] = ()  # the planners' default variants of it: "sweep:200", "degrade@tomcat:v1"
 
 
 def load(path=FILE):
@@ -30,7 +31,8 @@ def load(path=FILE):
         apps[r["app"]] = AppInfo(r["app"], r["module"], r["family"], r["thread_per_request"] == "yes",
                                  tuple(r["containers"].split(",")), tuple(r["scenarios"].split(",")),
                                  tuple(r["clients"].split(",")), r["model"],
-                                 tuple(d for d in r.get("db", "none").split(",") if d and d != "none"))
+                                 tuple(d for d in r.get("db", "none").split(",") if d and d != "none"),
+                                 tuple(v for v in r.get("variants", "-").split() if v != "-"))
     return apps
 
 
@@ -45,6 +47,18 @@ DB_DRIVERS = list(dict.fromkeys(d for a in APPS.values() for d in a.dbs))   # DB
 def apps_for(scenario):
     """The apps that serve a scenario, in the catalog's order."""
     return [a.app for a in APPS.values() if scenario in a.scenarios]
+
+
+def default_variants(planner):
+    """A planner's default variants, from each app's variants column in the catalog's order: sync-servlet's
+    "sweep:200" is "sync-servlet:200" in the sweep's default."""
+    return " ".join(a.app + v[len(planner):] for a in APPS.values() for v in a.variants
+                    if v.startswith(planner) and v[len(planner):][:1] in (":", "@"))
+
+
+def apps_on(container):
+    """The apps that run on a container, in the catalog's order."""
+    return [a.app for a in APPS.values() if container in a.containers]
 
 
 def runs_on(app, container):

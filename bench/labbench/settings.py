@@ -19,7 +19,7 @@ from .knobs import setting
 # (Scenario.settings), the database its DB_* (db.SETTINGS); knobs.py makes --help and
 # docs/settings.md from them. compare: how `make compare` names a change (knobs.Setting).
 CORE = (
-    setting("APPS", "sync-servlet sync-mvc async-servlet async-mvc nio-servlet webflux", "the apps to run",
+    setting("APPS", " ".join(catalog.apps_for("call")), "the apps to run",
             "list", known=lambda: catalog.apps_for(scenarios.DEFAULT)),
     setting("CONTAINERS", "jetty tomcat netty", "the containers; `netty` runs the `webflux` app only", "list",
             known=lambda: catalog.CONTAINERS),

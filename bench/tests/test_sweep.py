@@ -28,8 +28,8 @@ class SweepSettingsTest(unittest.TestCase):
         self.assertEqual(s.wrk_threads, [2])                   # wrk -t = cores unless set
         self.assertEqual([v.id for v in s.variants],
                          ["sync-servlet@jetty:200", "sync-servlet@jetty:conns", "sync-servlet@jetty:v1",
-                          "async-servlet@jetty:1", "nio-servlet@jetty:1", "webflux@jetty:1", "webflux@netty:1",
-                          "webflux@netty:1:reactor-netty", "async-servlet@jetty:1:jetty"])
+                          "async-servlet@jetty:1", "async-servlet@jetty:1:jetty", "nio-servlet@jetty:1", "webflux@jetty:1",
+                          "webflux@netty:1", "webflux@netty:1:reactor-netty"])
         cells, left_out = plan(s)
         self.assertEqual((len(cells), left_out), (9 * 6, []))
         self.assertEqual({c.client for c in cells if c.variant == "webflux@netty:1:reactor-netty"}, {"reactor-netty"})
@@ -57,8 +57,8 @@ class SweepSettingsTest(unittest.TestCase):
                            ({"SWEEP": "20000"}, "--threads 20000"),     # the conns variant's pool
                            ({"SWEEP_VARIANTS": "sync-servlet"}, "not app[@container]:threads"),
                            ({"SWEEP_VARIANTS": "nope:1"}, "unknown app 'nope'"),
-                           ({"SWEEP_VARIANTS": "sync-servlet@netty:1"}, "netty runs only the webflux app"),
-                           ({"SWEEP_VARIANTS": "webflux@netty:v1"}, "netty runs only the webflux app"),
+                           ({"SWEEP_VARIANTS": "sync-servlet@netty:1"}, "netty runs only webflux, on N event loops"),
+                           ({"SWEEP_VARIANTS": "webflux@netty:v1"}, "netty runs only webflux, on N event loops"),
                            ({"SWEEP_VARIANTS": "webflux:0"}, "threads must be"),
                            ({"SWEEP_CONTAINER": "netty"}, "SWEEP_CONTAINER: 'netty'"),
                            ({"APPS": "webflux"}, "the sweep sets APPS itself"),

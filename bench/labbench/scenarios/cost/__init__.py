@@ -17,7 +17,7 @@ the forks, and a ranking that calls a difference only where the intervals do.
 """
 import math
 
-from ... import settings
+from ... import catalog, settings
 from ...checks import DURATION, UsageError, count, seconds_of, split_list
 from ...knobs import setting
 from ...report import charts
@@ -29,8 +29,7 @@ from . import card, compare, live, tiers
 NAME = "cost"
 DEFAULT_RATE = 1000
 SETTINGS = (
-    setting("COST_VARIANTS", "sync-servlet:200 sync-servlet:conns sync-servlet:v1 async-servlet:1 nio-servlet:1 webflux:1 "
-            "webflux@netty:1 webflux@netty:1:reactor-netty async-servlet:1:jetty",
+    setting("COST_VARIANTS", catalog.default_variants("cost"),
             "`SCENARIO=cost`: its variants, `app[@container]:threads[:client]` as in `SWEEP_VARIANTS`; `conns` = a "
             "pool of 1.25 × the requests in flight; a pool that cannot hold them (RATE × SLEEP_MS) is left out, with why; "
             "`+agent`: the same with the lab's agent beside it (`-javaagent`, as under `APP_JAR`), and the card prices it",

@@ -4,7 +4,7 @@ GOODPUT_DEADLINE parsed and checked, their usage lines, and the ordinary setting
 import math
 import re
 
-from ... import settings
+from ... import catalog, settings
 from ...checks import UsageError, split_list
 from ...knobs import setting
 from ...variants import parse_variants
@@ -93,7 +93,7 @@ def variant_id(v, limit):
 # keeps RATE x SLEEP_MS = 150 in flight; below the 200-thread pool, whose free threads answer the
 # excess with a fast 503 (a limit >= the threads never binds: the queue is in front of it).
 SETTINGS = (
-    setting("DEGRADE_VARIANTS", "sync-servlet@tomcat:200 sync-servlet@tomcat:v1 async-servlet@tomcat:1 webflux@netty:1",
+    setting("DEGRADE_VARIANTS", catalog.default_variants("degrade"),
             "`SCENARIO=degrade`: its variants, `app[@container]:threads[:client]` as in `SWEEP_VARIANTS` (without "
             "`@container`: jetty; no `conns`); it runs vegeta at `RATE` (150 unless set) through a fault timeline",
             "list", meta="degrade_variants"),

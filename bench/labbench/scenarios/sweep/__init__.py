@@ -31,7 +31,7 @@ def sweep_environ(environ, n_cores):
     v = settings.raw_values(environ)
     if v["SWEEP_CONTAINER"] not in ("jetty", "tomcat"):
         raise UsageError(f"SWEEP_CONTAINER: '{v['SWEEP_CONTAINER']}' is not jetty or tomcat "
-                         f"(netty runs webflux only: webflux@netty:N in SWEEP_VARIANTS)")
+                         f"(netty runs {' '.join(catalog.apps_on('netty'))} only: app@netty:N in SWEEP_VARIANTS)")
     levels = counts("SWEEP", v["SWEEP"])
     if len(set(levels)) != len(levels):
         raise UsageError(f"SWEEP: a level is there twice ({v['SWEEP']})")
@@ -57,8 +57,7 @@ class Sweep(Scenario):
     settings = (
         setting("SWEEP", "100 500 1000 2000 5000 10000", "the sweep's connection levels; each must fit this machine's "
                 "limits (file descriptors: ~2 per connection in the app; ephemeral ports)", "list"),
-        setting("SWEEP_VARIANTS", "sync-servlet:200 sync-servlet:conns sync-servlet:v1 async-servlet:1 nio-servlet:1 "
-                "webflux:1 webflux@netty:1 webflux@netty:1:reactor-netty async-servlet:1:jetty",
+        setting("SWEEP_VARIANTS", catalog.default_variants("sweep"),
                 "the sweep's variants, `app[@container]:threads[:client]` (threads `N`, `vN` or `conns`: a pool as large "
                 "as the level; client `jdk` by default)", "list"),
         setting("SWEEP_CONTAINER", "jetty", "the container of every sweep variant without `@container` (`jetty` or "

@@ -132,7 +132,7 @@ public abstract class FanoutContract extends RemoteFixture {
     void aClientOtherThanJdkExits2WithTheReason() throws Exception {
         String stderr = runMain(List.of("--app", apps.get(0), "--container", "jetty", "--threads", "1", "--port", "0",
                 "--admin-port", "0", "--remote", "http://127.0.0.1:9", "--client", "reactor-netty"), 2);
-        assertTrue(stderr.startsWith("ERROR: --client reactor-netty: the fan-out apps run on the jdk client only")
+        assertTrue(stderr.startsWith("ERROR: --client reactor-netty: the fanout apps run on the jdk client only")
                 && stderr.contains("Usage: "), stderr);
     }
 

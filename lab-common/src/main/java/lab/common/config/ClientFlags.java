@@ -38,13 +38,15 @@ final class ClientFlags {
     }
 
     /**
-     * The fan-out apps compare executors and dispatchers around one client; their calls go through
-     * Remote.call/callAsync only, and they are measured on the JDK client alone.
+     * The clients an app calls out with: catalog.tsv's clients column. The fan-out apps compare executors
+     * and dispatchers around one client; their calls go through Remote.call/callAsync only, and they are
+     * measured on the JDK client alone.
      */
-    void checkFanout(String app) {
-        if (!client.equals(LabConfig.JDK) && app.startsWith("fanout-")) {
-            throw new IllegalArgumentException("--client " + client + ": the fan-out apps run on the jdk client only"
-                    + " (they compare executors and dispatchers around one client)");
+    void checkApp(String app) {
+        Catalog.App row = Catalog.app(app);
+        if (!client.equals(LabConfig.JDK) && !row.clients().contains(client)) {
+            throw new IllegalArgumentException("--client " + client + ": the " + row.family() + " apps run on the "
+                    + String.join(", ", row.clients()) + " client only (catalog.tsv's clients)");
         }
     }
 

@@ -55,33 +55,28 @@ public record DbConfig(String url, String host, int port, String database, Strin
     public static final int DEFAULT_SLEEP_MS = 1000;
 
     /**
-     * The drivers an app's model can use, its default first. A thread-per-request app calls
-     * blocking: JDBC only. A thread-free app must not block its few threads: R2DBC, or the trap
+     * The drivers an app's model can use, its default first: catalog.tsv's db column. A thread-per-request
+     * app calls blocking: JDBC only. A thread-free app must not block its few threads: R2DBC, or the trap
      * that hands JDBC to threads of their own ({@code jdbc-executor-trap} for the servlet async
-     * models, {@code jdbc-elastic} for WebFlux). catalog.tsv's db column says the same (CatalogContract). The fan-out apps compare executors around the HTTP
+     * models, {@code jdbc-elastic} for WebFlux). The fan-out apps compare executors around the HTTP
      * client and take no database.
      */
     public static List<String> driversFor(String app) {
-        if (app.startsWith("sync-")) return List.of("jdbc");
-        if (app.equals("webflux")) return List.of("r2dbc", "jdbc-elastic");
-        // One trap row is enough to show what the executor costs: async-servlet's, the plainest.
-        if (app.equals("async-servlet")) return List.of("r2dbc", "jdbc-executor-trap");
-        if (app.equals("async-mvc") || app.equals("nio-servlet")) return List.of("r2dbc");
-        return List.of();
+        return Catalog.app(app).dbs();
     }
 
     /** Why {@code driver} does not apply to {@code app}, for the ERROR line. */
     static String refusal(String app, String driver) {
         List<String> allowed = driversFor(app);
         if (allowed.isEmpty()) {
-            return "--backend postgres: the fan-out apps call the HTTP remote only (they compare executors around one client)";
+            return "--backend postgres: the " + Catalog.app(app).family() + " apps call the HTTP remote only (catalog.tsv's db: none)";
         }
         String why = switch (driver) {
             case "jdbc" -> app + " holds no thread while it waits, and blocking JDBC needs one"
                     + (allowed.size() > 1 ? ": " + allowed.get(1) + " shows what that thread costs" : "");
             case "r2dbc" -> app + " is thread per request and calls blocking: jdbc";
-            case "jdbc-executor-trap" -> "the executor trap is shown on async-servlet only";
-            case "jdbc-elastic" -> "boundedElastic is Reactor's: webflux only";
+            case "jdbc-executor-trap" -> "the executor trap is shown on " + String.join(", ", Catalog.appsWithDb(driver)) + " only";
+            case "jdbc-elastic" -> "boundedElastic is Reactor's: " + String.join(", ", Catalog.appsWithDb(driver)) + " only";
             default -> "unknown driver";
         };
         return "--db-driver " + driver + " does not apply to " + app + ": " + why + " (it takes " + String.join(", ", allowed) + ")";

@@ -59,7 +59,7 @@ public record LabConfig(
         int qosSuspended,
         WorkSpec work) {
 
-    public static final String USAGE = """
+    public static final String USAGE = usage("""
             Usage: java -jar <module>.jar [--app ID] --container jetty|tomcat|netty --threads N|vN --port P --admin-port A
                    --remote http://127.0.0.1:9000 [--host 127.0.0.1] [--client-timeout-ms 10000]
                    [--client-connect-timeout-ms 2000] [--client-max-connections 0 (0 = no cap)]
@@ -72,24 +72,31 @@ public record LabConfig(
                    [--qos N (0 = off, the default) [--qos-suspended 1024]]: jetty only: Jetty's QoSHandler in front of
                    the servlet context: N requests at once, up to M more suspended (waiting, no thread held), then 503.
                    --threads N: N threads may run application code; vN: a virtual thread per request on
-                   N carrier threads (JDK 21+, jetty and tomcat). --container netty: the webflux app only.
+                   N carrier threads (JDK 21+, jetty and tomcat). --container netty: the %s app only.
                    --client: the outbound HTTP client (default jdk); the fan-out apps run on jdk only.
                    [--backend http|postgres] (default http: --remote) [--db-url postgresql://[user@]host:port/db]
                    [--db-driver jdbc|r2dbc|jdbc-executor-trap|jdbc-elastic] [--db-pool 10] [--db-acquire-timeout-ms 30000]
                    [--db-query sleep|rows] [--db-executor-threads 10] [--db-sleep-ms 1000 (sleep without ?ms=)]
-                   --backend postgres needs --db-url (user default lab), not --remote. --db-driver default: jdbc for
-                   sync-servlet and sync-mvc (only jdbc), r2dbc for async-servlet, async-mvc, nio-servlet (or
-                   jdbc-executor-trap) and webflux (or jdbc-elastic); the fan-out apps take no database.
+                   --backend postgres needs --db-url (user default lab), not --remote. --db-driver: the app's first;
+                   %s.
                    [--work "cpu=500us alloc=65536 syscalls=10" (default: none)]: per request, after the remote call
                    returns, on the thread where the model runs its code: a fixed computation of that much CPU
                    (cpu=<N>us|ms, up to 1000ms), a heap allocation (alloc=<bytes>, 64..67108864), K one-byte
-                   writes to /dev/null (syscalls=<K>, up to 10000). Words space- or comma-separated, each once.""";
+                   writes to /dev/null (syscalls=<K>, up to 10000). Words space- or comma-separated, each once.""");
+
+    /** The usage with what the catalog says filled in: the netty apps, each app's database drivers. */
+    private static String usage(String template) {
+        List<String> drivers = Catalog.apps().values().stream().filter(a -> !a.dbs().isEmpty())
+                .map(a -> a.name() + " " + String.join("|", a.dbs())).toList();
+        return template.formatted(String.join(", ", Catalog.appsOn(NETTY)),
+                String.join(", ", drivers) + "; the others take no database");
+    }
 
     /** The servlet containers: every app runs on both. */
     public static final List<String> CONTAINERS = List.of("jetty", "tomcat");
     /** Reactor Netty has no servlet API: only WebFlux runs on it. */
     public static final String NETTY = "netty";
-    public static final List<String> NETTY_APPS = List.of("webflux");
+    public static final List<String> NETTY_APPS = Catalog.appsOn(NETTY);
     static final int MAX_THREADS = 10_000;
     /** On SIGTERM, in-flight requests get this long before the client is closed forcibly. */
     public static final int DEFAULT_SHUTDOWN_GRACE_MS = 2_000;
@@ -139,7 +146,7 @@ public record LabConfig(
         // Before the JDK check: a flag the container cannot take is refused on every JDK.
         limits.check(server.container, server.virtual);
         server.requireVirtualThreadsSupported();
-        client.checkFanout(server.app);
+        client.checkApp(server.app);
         return new LabConfig(server.app, server.container, server.threads, server.virtual, server.host, server.port,
                 server.adminPort, client.remote, client.timeoutMs, client.connectTimeoutMs, client.maxConnections,
                 client.executorThreads, server.acceptQueue, fanout.pool, fanout.concurrency, server.shutdownGraceMs,
