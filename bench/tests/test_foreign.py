@@ -205,6 +205,15 @@ class ReadFromTheJvmTest(unittest.TestCase):
         return CellRecord(app="boot-service", container="tomcat", threads=threads, connections=100, sleep_ms=1000,
                           params=self.OWN)
 
+    def test_degrade_predicts_from_the_pool_read(self):
+        from labbench.scenarios.degrade.figures import cell_prediction
+        r = CellRecord(app="boot-service", container="tomcat", threads="200", sleep_ms=1000, rate=150,
+                       params={**self.OWN, "fault": "delay=5000", "fault_for_ms": 10000})
+        pool = {"threads": 200, "pool": {"executor": "platform", "max": 200, "source": "Tomcat:type=ThreadPool"}}
+        self.assertIn("cap 200", cell_prediction(r, r.params, 10000, pool)["text"])        # as the lab's 200 threads
+        self.assertAlmostEqual(cell_prediction(r, r.params, 10000, pool)["recovery_s"], 22, delta=0.5)
+        self.assertIn("no cap", cell_prediction(r, r.params, 10000, {"threads": "v1", "pool": {"executor": "virtual"}})["text"])
+
     def test_the_pool_read_decides_the_bound(self):
         stats = {"threads": 8, "pool": {"executor": "platform", "max": 8, "source": "Tomcat:type=ThreadPool"}}
         view = foreign.judged(self.record(), stats)

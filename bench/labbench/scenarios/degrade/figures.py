@@ -2,6 +2,7 @@
 timeline (timeline.json), the app's series (samples.jsonl, stats.json) and Little's law say."""
 import json
 
+from ... import foreign
 from ...report.fmt import read_json
 from .model import hold_ms, predict
 from .timeline import ERROR_KINDS, rate_over, time_to_recover
@@ -33,9 +34,13 @@ def peak(samples, value):
     return max(values) if values else None
 
 
-def cell_prediction(record, p, timeout_ms):
-    """Little's law for this cell: its thread cap, its limit, its client pool cap (APP_ARGS)."""
-    threads = int(record.threads) if record.thread_per_request and str(record.threads).isdigit() else None
+def cell_prediction(record, p, timeout_ms, stats=None):
+    """Little's law for this cell: its thread cap, its limit, its client pool cap (APP_ARGS). APP_JAR's jar: the
+    cap its running JVM said (foreign.judged), not the plan's (which cannot know a jar's model: it predicted
+    0 s for a Boot pool of 200 that took 21 s, as the lab's own 200 threads did)."""
+    own = foreign.judged(record, stats)
+    tpr, pool = (own["thread_per_request"], own["threads"]) if own else (record.thread_per_request, record.threads)
+    threads = int(pool) if tpr and str(pool).isdigit() else None
     args = (p.get("app_args") or "").split() + (p.get("user_app_args") or "").split()
     out = predict(record.rate, record.sleep_ms, hold_ms(p["fault"], record.sleep_ms, timeout_ms),
                   p["fault_for_ms"] / 1000.0, threads=threads, limit=cell_limit(p) or None,
@@ -65,8 +70,9 @@ def figures(record, d):
     if not t or "fault" not in p:
         return out
     out.update(timeline_figures(t, p, record.sleep_ms))
-    out.update(app_peaks(read_samples(d / "samples.jsonl"), read_json(d / "stats.json") or {}))
-    pred = cell_prediction(record, p, m.get("client_timeout_ms"))
+    stats = read_json(d / "stats.json") or {}
+    out.update(app_peaks(read_samples(d / "samples.jsonl"), stats))
+    pred = cell_prediction(record, p, m.get("client_timeout_ms"), stats)
     out.update(predicted_recovery_s=None if pred["recovery_s"] is None else round(pred["recovery_s"], 1),
                predicted_recovery_at_most=bool(pred.get("recovery_at_most")),
                prediction=pred["text"], predicted_peak=pred["peak"])
