@@ -190,7 +190,9 @@ own_on_host() {
         APP_ARGS="--app sync-servlet --container tomcat --threads 4 --host {host} --port {port} --admin-port 0 --remote {remote}" \
         ./bench.sh >"$TMP/own.out" 2>&1 || rc=$?
     tail -3 "$TMP/own.out"
-    [[ $rc == 0 ]] && ! grep -E '^(WARNING|ERROR)|Traceback' "$TMP/own.out" && grep -q -- "-jar .apps/mine.jar" "$TMP/own.out" \
+    # on h1: the jar there is the one make hosts copied (the bench compared their SHA-256 before it started)
+    [[ $rc == 0 ]] && ! grep -E '^(WARNING|ERROR)|Traceback' "$TMP/own.out" \
+        && grep -q "^host-run: pid [0-9]* on .* $NET.11/24" "$TMP"/own/latest/logs/*mine*.log \
         && python3 - "$TMP/own/latest/results.json" <<'EOF'
 import json, sys
 cells = json.load(open(sys.argv[1]))["cells"]
@@ -201,6 +203,10 @@ EOF
 }
 check "APP_JAR with HOSTS: the jar from lab_dir/.apps on the app host, the agent beside it, its pool of 4 read there; the cell ok" own_on_host
 check "nothing left on the host after the APP_JAR run" nothing_left "$TMP/own.out"
+# the set's own inventory: lab_dir is this repository, where make hosts never put mine.jar
+check "APP_JAR missing from the app host's lab_dir/.apps exits 2 naming make hosts with APP_JAR" refused nojar "$INV" \
+    "\.apps/mine\.jar missing or not the same as here.*make hosts HOSTS=.* APP_JAR=" APPS= THREADS= APP_JAR="$TMP/mine.jar" \
+    APP_ARGS="--app sync-servlet --container jetty --threads 1 --host {host} --port {port} --admin-port 0 --remote {remote}"
 
 echo "== a tiny matrix on the hosts [${SECONDS}s]"
 rc=0
